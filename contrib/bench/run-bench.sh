@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Time N sequential `run` of /bin/true in one busybox bundle for moat, crun
+# and runc (each when installed), interleaved so that every runtime sees the
+# same machine state, and print the median per run and moat's ratio to each.
+#
+#   contrib/bench/run-bench.sh [-n N] [-m MOAT_BINARY]
+#
+# All three runtimes get the same config.json: moat's hardened default (user
+# namespace, no capabilities, read-only root, own network namespace) with
+# args ["/bin/true"]. The loop runs in a private mount namespace in which the
+# cgroup2 hierarchy at /sys/fs/cgroup/unified is unmounted: crun 1.8 refuses
+# hybrid hosts ("cgroups in hybrid mode not supported") otherwise. The host's
+# mounts are not touched. Must run as root.
+set -euo pipefail
+
+n=100
+moat=${MOAT_BINARY:-$(cd "$(dirname "$0")/../.." && pwd)/moat}
+while getopts "n:m:h" opt; do
+	case $opt in
+	n) n=$OPTARG ;;
+	m) moat=$OPTARG ;;
+	*) sed -n '2,13p' "$0"; exit 2 ;;
+	esac
+done
+
+if [ -z "${MOAT_BENCH_INNER:-}" ]; then
+	[ "$(id -u)" = 0 ] || { echo "run-bench: must run as root" >&2; exit 1; }
+	exec env MOAT_BENCH_INNER=1 unshare -m --propagation private "$0" -n "$n" -m "$moat"
+fi
+if mountpoint -q /sys/fs/cgroup/unified; then
+	umount /sys/fs/cgroup/unified
+fi
+
+work=$(mktemp -d /tmp/moat-bench.XXXXXX)
+cleanup() {
+	local rt
+	for rt in moat crun runc; do
+		[ -d "$work/state-$rt" ] || continue
+		for dir in "$work/state-$rt"/*/; do
+			[ -d "$dir" ] || continue
+			"$(runtime_bin "$rt")" --root "$work/state-$rt" delete --force "$(basename "$dir")" \
+				>/dev/null 2>&1 || true
+		done
+	done
+	rm -rf "$work"
+}
+runtime_bin() { if [ "$1" = moat ]; then echo "$moat"; else command -v "$1"; fi; }
+trap cleanup EXIT
+
+bundle=$work/bundle
+mkdir -p "$bundle/rootfs/bin" "$bundle/rootfs"/{proc,dev,sys,tmp,etc}
+cp /bin/busybox "$bundle/rootfs/bin/busybox"
+ln -s busybox "$bundle/rootfs/bin/true"
+ln -s busybox "$bundle/rootfs/bin/sh"
+chmod 755 "$work" "$bundle" "$bundle/rootfs"
+"$moat" spec --bundle "$bundle"
+sed -i 's/"sh"/"\/bin\/true"/' "$bundle/config.json"
+
+runtimes=()
+for rt in moat crun runc; do
+	bin=$(runtime_bin "$rt" || true)
+	if [ -z "$bin" ] || [ ! -x "$bin" ]; then
+		echo "# $rt: not installed, skipped"
+		continue
+	fi
+	if ! "$bin" --root "$work/state-$rt" run --bundle "$bundle" "probe-$rt" >/dev/null 2>"$work/err"; then
+		echo "# $rt: cannot run the bundle here, skipped: $(tail -1 "$work/err")"
+		continue
+	fi
+	runtimes+=("$rt")
+	: >"$work/times-$rt"
+done
+
+for ((i = 0; i < n; i++)); do
+	for rt in "${runtimes[@]}"; do
+		bin=$(runtime_bin "$rt")
+		t0=$EPOCHREALTIME
+		"$bin" --root "$work/state-$rt" run --bundle "$bundle" "b$i" >/dev/null
+		t1=$EPOCHREALTIME
+		echo "$t0 $t1" | awk '{ printf "%.3f\n", ($2 - $1) * 1000 }' >>"$work/times-$rt"
+	done
+done
+
+median() { sort -n "$1" | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+echo "runs per runtime: $n (interleaved), kernel $(uname -r)"
+printf "%-6s %12s\n" runtime "median ms"
+declare -A med
+for rt in "${runtimes[@]}"; do
+	med[$rt]=$(median "$work/times-$rt")
+	printf "%-6s %12s\n" "$rt" "${med[$rt]}"
+done
+for other in crun runc; do
+	if [ -n "${med[moat]:-}" ] && [ -n "${med[$other]:-}" ]; then
+		awk -v a="${med[moat]}" -v b="${med[$other]}" -v o="$other" \
+			'BEGIN { printf "moat/%s: %.2f\n", o, a / b }'
+	fi
+done

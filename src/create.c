@@ -1,0 +1,91 @@
+/* moat create: build a container and stop it before the user process. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "container.h"
+#include "log.h"
+#include "moat.h"
+
+static void usage(const char *cmd)
+{
+	bool run = strcmp(cmd, "run") == 0;
+
+	printf("Usage: moat %s [OPTIONS] ID\n\n%s\n\n", cmd,
+	       run ? "Create and start a container. In the foreground moat passes stdio through,\n"
+		     "forwards signals, exits with the container's status (128+N when killed by\n"
+		     "signal N) and deletes the container afterwards."
+		   : "Create a container from a bundle. Everything is set up and the container's\n"
+		     "init waits just before running process.args until `moat start ID`.");
+	printf("  -b, --bundle DIR         bundle directory (default: current directory)\n"
+	       "      --pid-file FILE      write the container's host pid to FILE\n"
+	       "      --console-socket S   send the pty master of process.terminal to socket S\n"
+	       "      --preserve-fds N     pass N more fds (from 3) to the container\n"
+	       "      --no-pivot           enter the root with MS_MOVE+chroot, not pivot_root\n"
+	       "      --no-new-keyring     keep the caller's session keyring\n");
+	if (run)
+		printf("  -d, --detach             return once the container is running\n");
+}
+
+int moat_parse_create_args(struct moat_globals *g, const char *cmd, int argc, char **argv,
+			   struct moat_create_opts *o, bool *detach)
+{
+	static const struct option opts[] = {
+		{ "bundle", required_argument, NULL, 'b' },
+		{ "pid-file", required_argument, NULL, 'p' },
+		{ "console-socket", required_argument, NULL, 'c' },
+		{ "preserve-fds", required_argument, NULL, 'f' },
+		{ "no-pivot", no_argument, NULL, 'P' },
+		{ "no-new-keyring", no_argument, NULL, 'K' },
+		{ "detach", no_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	long n;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->root = g->root;
+	o->systemd_cgroup = g->systemd_cgroup;
+	o->no_cgroup = g->cgroup_manager != NULL && strcmp(g->cgroup_manager, "disabled") == 0;
+	while ((c = getopt_long(argc, argv, detach ? "b:dh" : "b:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b': o->bundle = optarg; break;
+		case 'p': o->pid_file = optarg; break;
+		case 'c': o->console_socket = optarg; break;
+		case 'P': o->no_pivot = true; break;
+		case 'K': o->no_new_keyring = true; break;
+		case 'f':
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || *end || n < 0 || n > INT_MAX - 3)
+				return moat_usage_error(cmd, "--preserve-fds: '%s' is not a count", optarg);
+			o->preserve_fds = (int)n;
+			break;
+		case 'd':
+			if (detach == NULL)
+				return moat_usage_error(cmd, "unknown option '--detach'");
+			*detach = true;
+			break;
+		case 'h': usage(cmd); exit(EXIT_SUCCESS);
+		default: return moat_usage_error(cmd, "unknown option");
+		}
+	}
+	return moat_want_id(cmd, argc, argv, optind, &o->id);
+}
+
+int moat_cmd_create(struct moat_globals *g, int argc, char **argv)
+{
+	moat_error err = MOAT_ERROR_INIT;
+	struct moat_create_opts o;
+
+	if (moat_parse_create_args(g, "create", argc, argv, &o, NULL) != 0)
+		return EXIT_FAILURE;
+	if (moat_container_create(&o, NULL, NULL, &err) < 0)
+		return moat_fail(&err);
+	return EXIT_SUCCESS;
+}

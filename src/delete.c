@@ -1,0 +1,38 @@
+/* moat delete: remove a stopped container (any container with --force). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "container.h"
+#include "log.h"
+#include "moat.h"
+
+int moat_cmd_delete(struct moat_globals *g, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	moat_error err = MOAT_ERROR_INIT;
+	bool force = false;
+	const char *id;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f': force = true; break;
+		case 'h':
+			printf("Usage: moat delete [--force] ID\n\n"
+			       "Delete a stopped container: its cgroup and state. With -f/--force, kill\n"
+			       "a created or running container first.\n");
+			return EXIT_SUCCESS;
+		default: return moat_usage_error("delete", "unknown option");
+		}
+	}
+	if (moat_want_id("delete", argc, argv, optind, &id) != 0)
+		return EXIT_FAILURE;
+	if (moat_container_delete(g->root, id, force, &err) < 0)
+		return moat_fail(&err);
+	return EXIT_SUCCESS;
+}

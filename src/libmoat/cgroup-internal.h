@@ -1,0 +1,131 @@
+/* moat: what cgroup.c, cgroup-v1.c and cgroup-v2.c share, and the seams the unit tests use.
+ * Not part of libmoat's interface. */
+#ifndef MOAT_CGROUP_INTERNAL_H
+#define MOAT_CGROUP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgroup.h"
+
+/* Controllers, by their v1 name; cg_ctrl_name() gives the v2 one. CG_CORE stands for the
+ * cgroup core files (cgroup.*), which need no controller. */
+enum cg_ctrl {
+	CG_CORE,
+	CG_CPU,
+	CG_CPUACCT,
+	CG_CPUSET,
+	CG_MEMORY,
+	CG_DEVICES,
+	CG_FREEZER,
+	CG_BLKIO,
+	CG_PIDS,
+	CG_HUGETLB,
+	CG_NET_CLS,
+	CG_NET_PRIO,
+	CG_RDMA,
+	CG_MISC,
+	CG_PERF_EVENT,
+	CG_CTRL_COUNT,
+};
+
+#define CG_BIT(c) (1u << (c))
+
+/* Bounds on waiting for the kernel. */
+#define CG_FREEZE_TIMEOUT_MS 5000 /* a freeze that takes longer is undone and reported */
+#define CG_EMPTY_TIMEOUT_MS 5000  /* destroy: processes SIGKILLed must be gone by then */
+#define CG_RMDIR_TIMEOUT_MS 1000  /* rmdir can see EBUSY briefly after the last exit */
+#define CG_MAX_DEPTH 64           /* sub-cgroups a container may nest, walking them */
+#define CG_MAX_FILE (4u << 20)    /* largest control file read (cgroup.procs of a big cgroup) */
+
+/* One hierarchy, and the container's cgroup in it. */
+struct cg_hier {
+	char *mnt;      /* mount point */
+	char *dir;      /* mnt + the cgroup path: for messages and the test hook */
+	bool v2;        /* the cgroup2 hierarchy */
+	uint32_t ctrls; /* CG_BIT()s: v1, the hierarchy's controllers; v2, the root's
+			 * cgroup.controllers */
+	int fd;         /* the container's cgroup directory, -1 when it is not there */
+	size_t made;    /* create: how many of the deepest levels it made here */
+};
+
+struct moat_cgroup {
+	enum moat_cgroup_layout layout;
+	char *path; /* "/moat/<id>" */
+	struct cg_hier *h;
+	size_t n;
+};
+
+/* One write of a resource plan: value into file on one side. Where a field has two possible
+ * files (blkio.weight or blkio.bfq.weight), the first that exists in the cgroup is used. */
+struct cg_write {
+	char *field; /* "linux.resources.memory.limit", for errors */
+	enum cg_ctrl ctrl;
+	bool v2;
+	char *file[2];
+	char *value[2];
+	unsigned flags;
+};
+
+#define CG_W_CHECK_EFFECT (1u << 0) /* read back: a kernel that ignores the write is an error */
+#define CG_W_KEEP_QUOTA (1u << 1)   /* cpu.max: the current quota goes before the value */
+
+struct cg_plan {
+	struct cg_write *w;
+	size_t n;
+};
+
+/* cgroup.c */
+const char *cg_ctrl_name(enum cg_ctrl c, bool v2);
+int cg_ctrl_from_v2_name(const char *name, size_t len);
+struct cg_hier *cg_hier_for(struct moat_cgroup *cg, enum cg_ctrl c, bool v2);
+struct cg_hier *cg_unified(struct moat_cgroup *cg);
+int cg_read_at(int dirfd, const char *dir, const char *file, char **ret, moat_error *err);
+int cg_write_at(int dirfd, const char *dir, const char *file, const char *value,
+		moat_error *err);
+bool cg_has_file(const struct cg_hier *h, const char *file);
+void cg_sleep_ms(unsigned ms);
+size_t cg_path_levels(const char *path);
+int cg_open_level(const struct cg_hier *h, const char *path, size_t n, char **ret_dir,
+		  moat_error *err);
+void cg_plan_add(struct cg_plan *p, const char *field, enum cg_ctrl c, bool v2, char *file,
+		 char *value);
+void cg_plan_clear(struct cg_plan *p);
+int cg_plan_side(struct moat_cgroup *cg, enum cg_ctrl c, const char *field, bool *ret_v2,
+		 moat_error *err);
+
+/* cgroup-v1.c */
+int cg_v1_init_level(const struct cg_hier *h, int parentfd, const char *parent_dir, int fd,
+		     const char *dir, moat_error *err);
+int cg_v1_plan_devices(const struct oci_resources *res, bool creating, struct cg_plan *p,
+		       moat_error *err);
+int cg_v1_order_memory(struct moat_cgroup *cg, struct cg_plan *p, moat_error *err);
+int cg_v1_freeze(struct cg_hier *h, bool frozen, moat_error *err);
+int cg_v1_is_frozen(struct cg_hier *h, bool *ret, moat_error *err);
+
+/* cgroup-v2.c */
+uint64_t cg_v2_cpu_weight(uint64_t shares);
+uint64_t cg_v2_io_weight(uint64_t blkio_weight);
+int cg_v2_swap_max(const struct oci_memory *m, char **ret, moat_error *err);
+char *cg_v2_cpu_max(const struct oci_cpu *c, unsigned *ret_flags);
+int cg_v2_plan_unified(struct moat_cgroup *cg, const struct oci_string_map *unified,
+		       struct cg_plan *p, moat_error *err);
+int cg_v2_enable(struct moat_cgroup *cg, uint32_t ctrls, moat_error *err);
+int cg_v2_freeze(struct cg_hier *h, bool frozen, moat_error *err);
+int cg_v2_is_frozen(struct cg_hier *h, bool *ret, moat_error *err);
+int cg_v2_kill(struct cg_hier *h, bool *ret_done, moat_error *err);
+
+/* Test seams: a fake cgroupfs has no kernel behind it, so a test fills each new directory with
+ * the files the kernel would make, empties one before it is removed, and watches each write.
+ * NULL clears them. */
+struct moat_cgroup_test_hooks {
+	void (*made_dir)(const char *mnt, bool v2, int dirfd, void *data);
+	void (*removing_dir)(int dirfd, void *data);
+	void (*wrote)(const char *path, const char *value, void *data);
+	void *data;
+};
+void moat_cgroup_set_test_hooks(const struct moat_cgroup_test_hooks *hooks);
+extern const struct moat_cgroup_test_hooks *cg_hooks;
+
+#endif

@@ -1,0 +1,89 @@
+/* moat: the container's cgroup, on cgroup v1, v2 and hybrid hosts, through one interface.
+ *
+ * A struct moat_cgroup is the container's cgroup in every hierarchy of the host's layout: each
+ * mounted v1 hierarchy (named ones such as name=systemd included) and, on hybrid hosts, the
+ * unified one next to them. Resources from linux.resources go to the v1 file when a v1
+ * hierarchy holds the controller and to the v2 file otherwise; the table in cgroup.c says which
+ * file each OCI field becomes. Nothing requested is dropped: a field this host cannot honour
+ * is an error that names the field.
+ *
+ * Device rules (linux.resources.devices) are written to the v1 devices controller. Where there
+ * is none (pure v2, or hybrid without it) they would need an eBPF program, which this module
+ * does not load: moat_cgroup_create() then fails on a non-NULL devices list.
+ */
+#ifndef MOAT_CGROUP_H
+#define MOAT_CGROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "oci-config.h"
+
+enum moat_cgroup_layout {
+	MOAT_CGROUP_V1,     /* v1 hierarchies only */
+	MOAT_CGROUP_V2,     /* cgroup2 mounted at the fs root */
+	MOAT_CGROUP_HYBRID, /* v1 hierarchies plus a cgroup2 one (usually <root>/unified) */
+};
+
+struct moat_cgroup;
+
+/* Where cgroupfs lives: "/sys/fs/cgroup" unless a test points it at a fake tree. NULL restores
+ * the default. The string is copied. */
+void moat_cgroup_set_fsroot(const char *fsroot);
+/* The mount table detection reads: "/proc/self/mountinfo" unless a test gives a fake one.
+ * Only cgroup and cgroup2 mounts at or below the fs root count. NULL restores the default. */
+void moat_cgroup_set_mountinfo(const char *path);
+
+int moat_cgroup_detect(enum moat_cgroup_layout *ret, moat_error *err);
+const char *moat_cgroup_layout_name(enum moat_cgroup_layout layout);
+
+/* The container's cgroup path from linux.cgroupsPath: NULL or "" -> "/moat/<id>"; relative ->
+ * under "/moat"; absolute as is. With systemd, "slice:prefix:name" becomes the path systemd
+ * would use ("system.slice:moat:abc" -> "/system.slice/moat-abc.scope", "a-b.slice:p:n" ->
+ * "/a.slice/a-b.slice/p-n.scope"); NULL or "" -> "system.slice:moat:<id>". "." and ".."
+ * components, control characters and the root cgroup itself are refused. Errors name
+ * linux.cgroupsPath. */
+int moat_cgroup_resolve_path(const char *cgroups_path, const char *id, bool systemd,
+			     char **ret_path, moat_error *err);
+
+/* Make the cgroup (every missing level) in every hierarchy and apply res (may be NULL). An
+ * existing empty cgroup is reused; one that already holds processes is refused (EBUSY), since
+ * destroy would kill them. On failure everything this call created is removed again.
+ * On a v1 devices hierarchy the cgroup denies every device, then allows res->devices in order
+ * (res->devices NULL: none), then the runtime spec's default devices (null, zero, full,
+ * random, urandom, tty, console, ptmx, pts). */
+int moat_cgroup_create(const char *path, const struct oci_resources *res,
+		       struct moat_cgroup **ret, moat_error *err);
+/* The existing cgroup of a container. A hierarchy where it is missing is skipped, so an absent
+ * cgroup opens fine (pids: none; destroy: nothing to do); moat_cgroup_exists() tells. */
+int moat_cgroup_open(const char *path, struct moat_cgroup **ret, moat_error *err);
+bool moat_cgroup_exists(const struct moat_cgroup *cg);
+
+int moat_cgroup_add_pid(struct moat_cgroup *cg, pid_t pid, moat_error *err);
+/* Apply the fields present in res. Absent fields are left as they are; devices are reprogrammed
+ * only when res->devices is non-NULL. A failure part way leaves the earlier writes in place. */
+int moat_cgroup_update(struct moat_cgroup *cg, const struct oci_resources *res, moat_error *err);
+
+/* Every process in the cgroup and its sub-cgroups, in any hierarchy: sorted, no duplicates. */
+int moat_cgroup_pids(struct moat_cgroup *cg, pid_t **ret_pids, size_t *ret_n, moat_error *err);
+/* Signal every process. SIGKILL goes through v2 cgroup.kill where there is one; otherwise (and
+ * on hybrid hosts, after it) the cgroup is frozen, each process signalled, and thawed again
+ * (a cgroup the user paused stays paused unless sig is SIGKILL). */
+int moat_cgroup_kill_all(struct moat_cgroup *cg, int sig, moat_error *err);
+/* v1 freezer.state where the freezer hierarchy exists, else v2 cgroup.freeze; waits (about 5 s
+ * at most) until the kernel reports the new state, and on timeout thaws and fails. */
+int moat_cgroup_freeze(struct moat_cgroup *cg, bool frozen, moat_error *err);
+int moat_cgroup_is_frozen(struct moat_cgroup *cg, bool *ret, moat_error *err);
+/* SIGKILL what remains, wait (about 5 s at most) until no process is left, and remove the
+ * cgroup and its sub-cgroups in every hierarchy. Parent levels such as /moat are left. An
+ * absent cgroup is fine. */
+int moat_cgroup_destroy(struct moat_cgroup *cg, moat_error *err);
+
+/* The cgroup's path relative to each hierarchy root, as /proc/<pid>/cgroup shows it. */
+const char *moat_cgroup_path(const struct moat_cgroup *cg);
+enum moat_cgroup_layout moat_cgroup_layout(const struct moat_cgroup *cg);
+void moat_cgroup_free(struct moat_cgroup *cg);
+
+#endif

@@ -1,0 +1,410 @@
+/* moat: the rest of the lifecycle: start, run, kill, delete, state, list. */
+#include "container.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "cgroup.h"
+#include "terminal.h"
+#include "utils.h"
+
+#define R struct moat_report
+static const struct ocijson_field report_fields[] = {
+	OCIJSON_STR(R, "ociVersion", oci_version, OCIJSON_REQUIRED),
+	OCIJSON_STR(R, "id", id, OCIJSON_REQUIRED),
+	OCIJSON_I64_REQ(R, "pid", pid),
+	OCIJSON_STR(R, "status", status, OCIJSON_REQUIRED),
+	OCIJSON_STR(R, "bundle", bundle, OCIJSON_REQUIRED),
+	OCIJSON_STR(R, "rootfs", rootfs, 0),
+	OCIJSON_STR(R, "created", created, 0),
+	OCIJSON_U32_REQ(R, "owner", owner),
+	OCIJSON_STR_MAP(R, "annotations", annotations, 0),
+};
+#undef R
+const struct ocijson_type moat_report_type =
+	OCIJSON_TYPE("state", struct moat_report, report_fields, NULL);
+
+/* How long delete --force and kill wait for a process to be gone. */
+#define MOAT_EXIT_WAIT_MS 10000
+/* How often `start` checks that the init is still alive while it waits. */
+#define MOAT_START_POLL_MS 100
+
+/* A container opened for an operation: its locked directory and state. */
+struct opened {
+	int dirfd;
+	struct moat_state *st;
+	enum moat_status status;
+};
+
+static int open_container(const char *root, const char *id, struct opened *c, moat_error *err)
+{
+	c->dirfd = -1;
+	c->st = NULL;
+	if (moat_state_dir_open(root, id, &c->dirfd, err) < 0)
+		return moat_error_ret(err);
+	if (moat_state_read(c->dirfd, &c->st, err) < 0) {
+		if (err->code == ENOENT) {
+			moat_error_set(err, EBUSY, "container '%s' is still being created", id);
+		}
+		close(c->dirfd);
+		c->dirfd = -1;
+		return moat_error_ret(err);
+	}
+	c->status = moat_state_status(c->dirfd, c->st);
+	return 0;
+}
+
+static void close_container(struct opened *c)
+{
+	if (c->dirfd >= 0)
+		close(c->dirfd);
+	moat_state_free(c->st);
+	c->dirfd = -1;
+	c->st = NULL;
+}
+
+/* A pidfd for the recorded init, checked against its start time so a
+ * recycled PID is never signalled. */
+static int open_init_pidfd(const struct moat_state *st, int *ret_fd, moat_error *err)
+{
+	int fd = (int)syscall(SYS_pidfd_open, (pid_t)st->pid, 0);
+
+	if (fd < 0)
+		return moat_error_set(err, errno == ESRCH ? ESRCH : errno, "container '%s': pidfd_open",
+				      st->id);
+	if (!moat_state_pid_alive(st)) {
+		close(fd);
+		return moat_error_set(err, ESRCH, "container '%s' is not running", st->id);
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+static int wait_pidfd(int pidfd, int timeout_ms)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+	int r;
+
+	do
+		r = poll(&p, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	return r > 0 ? 0 : -ETIMEDOUT;
+}
+
+static int read_start_byte(int fd, const struct moat_state *st, moat_error *err)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char c;
+
+	for (;;) {
+		int r = poll(&p, 1, MOAT_START_POLL_MS);
+
+		if (r < 0 && errno != EINTR)
+			return moat_error_set(err, errno, "poll the exec fifo");
+		if (r > 0) {
+			ssize_t n = read(fd, &c, 1);
+			if (n == 1)
+				return 0;
+			if (n < 0 && errno != EAGAIN && errno != EINTR)
+				return moat_error_set(err, errno, "read the exec fifo");
+		}
+		if (!moat_state_pid_alive(st))
+			return moat_error_set(err, ESRCH,
+					      "container '%s': its init exited before start", st->id);
+	}
+}
+
+static int start_opened(struct opened *c, moat_error *err)
+{
+	_cleanup_close_ int fd = -1;
+
+	if (c->status != MOAT_STATUS_CREATED)
+		return moat_error_set(err, EINVAL, "container '%s' is %s, not created: cannot start",
+				      c->st->id, moat_status_name(c->status));
+	fd = openat(c->dirfd, MOAT_EXEC_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return moat_error_set(err, errno, "open the exec fifo");
+	if (read_start_byte(fd, c->st, err) < 0)
+		return moat_error_ret(err);
+	if (unlinkat(c->dirfd, MOAT_EXEC_FIFO, 0) < 0)
+		return moat_error_set(err, errno, "remove the exec fifo");
+	return 0;
+}
+
+int moat_container_start(const char *root, const char *id, moat_error *err)
+{
+	struct opened c;
+	int r;
+
+	if (open_container(root, id, &c, err) < 0)
+		return moat_error_ret(err);
+	r = start_opened(&c, err);
+	close_container(&c);
+	return r;
+}
+
+static int kill_opened(struct opened *c, int sig, bool all, moat_error *err)
+{
+	_cleanup_close_ int pidfd = -1;
+
+	if (all && c->st->cgroup_path != NULL) {
+		struct moat_cgroup *cg = NULL;
+		int r = moat_cgroup_open(c->st->cgroup_path, &cg, err);
+
+		if (r == 0)
+			r = moat_cgroup_kill_all(cg, sig, err);
+		moat_cgroup_free(cg);
+		if (r < 0)
+			return moat_error_prefix(err, "kill --all");
+		return 0;
+	}
+	if (all)
+		return moat_error_set(err, EINVAL,
+				      "kill --all: container '%s' has no cgroup to find its processes",
+				      c->st->id);
+	if (c->status == MOAT_STATUS_STOPPED)
+		return moat_error_set(err, ESRCH, "container '%s' is not running", c->st->id);
+	if (open_init_pidfd(c->st, &pidfd, err) < 0)
+		return moat_error_ret(err);
+	if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
+		return moat_error_set(err, errno, "signal %d to container '%s'", sig, c->st->id);
+	return 0;
+}
+
+int moat_container_kill(const char *root, const char *id, int sig, bool all, moat_error *err)
+{
+	struct opened c;
+	int r;
+
+	if (open_container(root, id, &c, err) < 0)
+		return moat_error_ret(err);
+	r = kill_opened(&c, sig, all, err);
+	close_container(&c);
+	return r;
+}
+
+/* SIGKILL the init (and the cgroup), then wait until it is gone. */
+static int force_stop(struct opened *c, moat_error *err)
+{
+	_cleanup_close_ int pidfd = -1;
+
+	if (open_init_pidfd(c->st, &pidfd, err) < 0) {
+		moat_error_clear(err);
+		return 0; /* already gone */
+	}
+	if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
+		return moat_error_set(err, errno, "kill container '%s'", c->st->id);
+	if (wait_pidfd(pidfd, MOAT_EXIT_WAIT_MS) < 0)
+		return moat_error_set(err, ETIMEDOUT, "container '%s' did not exit after SIGKILL",
+				      c->st->id);
+	return 0;
+}
+
+static int delete_opened(const char *root, struct opened *c, bool force, moat_error *err)
+{
+	if (c->status != MOAT_STATUS_STOPPED) {
+		if (!force)
+			return moat_error_set(err, EBUSY,
+					      "container '%s' is %s: stop it first, or use delete --force",
+					      c->st->id, moat_status_name(c->status));
+		if (force_stop(c, err) < 0)
+			return moat_error_ret(err);
+	}
+	if (c->st->cgroup_path != NULL) {
+		struct moat_cgroup *cg = NULL;
+		int r = moat_cgroup_open(c->st->cgroup_path, &cg, err);
+
+		if (r == 0)
+			r = moat_cgroup_destroy(cg, err);
+		moat_cgroup_free(cg);
+		if (r < 0)
+			return moat_error_prefix(err, "delete '%s': cgroup", c->st->id);
+	}
+	return moat_state_dir_remove(root, c->st->id, err);
+}
+
+int moat_container_delete(const char *root, const char *id, bool force, moat_error *err)
+{
+	struct opened c;
+	int r;
+
+	r = open_container(root, id, &c, err);
+	if (r == -EBUSY && force) {
+		/* A create that died half-way left a directory without state. */
+		moat_error_clear(err);
+		return moat_state_dir_remove(root, id, err);
+	}
+	if (r < 0)
+		return r;
+	r = delete_opened(root, &c, force, err);
+	close_container(&c);
+	return r;
+}
+
+/* Signals `run` passes on to the container rather than acting on. */
+static void forwarded_signals(sigset_t *set)
+{
+	static const int skip[] = { SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS };
+	size_t i;
+
+	sigfillset(set);
+	for (i = 0; i < MOAT_ARRAY_SIZE(skip); i++)
+		sigdelset(set, skip[i]);
+}
+
+static int exit_status(int wstatus)
+{
+	if (WIFSIGNALED(wstatus))
+		return 128 + WTERMSIG(wstatus);
+	return WEXITSTATUS(wstatus);
+}
+
+/* Forward signals to the init until it exits; return its wait status. */
+static int wait_foreground(pid_t init, const sigset_t *set, int *ret_wstatus, moat_error *err)
+{
+	_cleanup_close_ int sfd = signalfd(-1, set, SFD_CLOEXEC);
+	struct signalfd_siginfo si;
+	int wstatus;
+
+	if (sfd < 0)
+		return moat_error_set(err, errno, "signalfd");
+	for (;;) {
+		pid_t p = waitpid(init, &wstatus, WNOHANG);
+
+		if (p == init) {
+			*ret_wstatus = wstatus;
+			return 0;
+		}
+		if (p < 0 && errno != EINTR)
+			return moat_error_set(err, errno, "wait for the container");
+		if (read(sfd, &si, sizeof(si)) != sizeof(si)) {
+			if (errno == EINTR)
+				continue;
+			return moat_error_set(err, errno, "read signalfd");
+		}
+		if (si.ssi_signo != SIGCHLD)
+			kill(init, (int)si.ssi_signo);
+	}
+}
+
+int moat_container_run(const struct moat_create_opts *o, bool detach, int *ret_status,
+		       moat_error *err)
+{
+	moat_error ignored = MOAT_ERROR_INIT;
+	struct moat_create_opts fg = *o;
+	int console = -1, wstatus = 0, r;
+	sigset_t set, old;
+	pid_t init;
+
+	fg.foreground = !detach;
+	forwarded_signals(&set);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	r = moat_container_create(&fg, &init, &console, err);
+	if (r == 0 && (r = moat_container_start(o->root, o->id, err)) < 0)
+		moat_container_delete(o->root, o->id, true, &ignored);
+	if (r == 0 && !detach) {
+		if (console >= 0)
+			r = moat_terminal_relay(console, init, &set, &wstatus, err);
+		else
+			r = wait_foreground(init, &set, &wstatus, err);
+		*ret_status = exit_status(wstatus);
+		moat_container_delete(o->root, o->id, true, r < 0 ? &ignored : err);
+		if (err->msg != NULL && r == 0)
+			r = moat_error_ret(err);
+	}
+	if (console >= 0)
+		close(console);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	moat_error_clear(&ignored);
+	return r;
+}
+
+static struct moat_report *make_report(const struct opened *c)
+{
+	struct moat_report *r = xcalloc(1, sizeof(*r));
+	const struct moat_state *st = c->st;
+
+	r->oci_version = xstrdup(st->oci_version);
+	r->id = xstrdup(st->id);
+	r->pid = c->status == MOAT_STATUS_STOPPED ? 0 : st->pid;
+	r->status = xstrdup(moat_status_name(c->status));
+	r->bundle = xstrdup(st->bundle);
+	r->rootfs = xstrdup(st->rootfs);
+	r->created = xstrdup(st->created);
+	r->owner = st->owner;
+	if (st->annotations != NULL) {
+		for (size_t i = 0; i < st->annotations->len; i++)
+			oci_string_map_set(&r->annotations, st->annotations->keys[i],
+					   st->annotations->values[i]);
+	}
+	return r;
+}
+
+int moat_container_report(const char *root, const char *id, struct moat_report **ret,
+			  moat_error *err)
+{
+	struct opened c;
+
+	if (open_container(root, id, &c, err) < 0)
+		return moat_error_ret(err);
+	*ret = make_report(&c);
+	close_container(&c);
+	return 0;
+}
+
+void moat_report_free(struct moat_report *r)
+{
+	ocijson_free(&moat_report_type, r);
+}
+
+static int cmp_reports(const void *a, const void *b)
+{
+	const struct moat_report *const *x = a, *const *y = b;
+
+	return strcmp((*x)->id, (*y)->id);
+}
+
+int moat_container_list(const char *root, struct moat_report ***ret, size_t *ret_n,
+			moat_error *err)
+{
+	struct moat_report **list = NULL;
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d = opendir(root);
+
+	if (d == NULL) {
+		if (errno != ENOENT)
+			return moat_error_set(err, errno, "--root: open '%s'", root);
+		*ret = NULL;
+		*ret_n = 0;
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		moat_error skip = MOAT_ERROR_INIT;
+		struct opened c;
+
+		if (de->d_name[0] == '.' || de->d_type != DT_DIR)
+			continue;
+		/* A container being created or deleted meanwhile is not listed. */
+		if (open_container(root, de->d_name, &c, &skip) < 0) {
+			moat_error_clear(&skip);
+			continue;
+		}
+		list = xrealloc(list, (n + 1) * sizeof(*list));
+		list[n++] = make_report(&c);
+		close_container(&c);
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(list, n, sizeof(*list), cmp_reports);
+	*ret = list;
+	*ret_n = n;
+	return 0;
+}

@@ -1,0 +1,62 @@
+/* moat: the container lifecycle: create, start, run, kill, delete, state,
+ * list. The command layer calls these and prints; nothing here prints. */
+#ifndef MOAT_CONTAINER_H
+#define MOAT_CONTAINER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "state.h"
+
+struct moat_create_opts {
+	const char *root;           /* state root (--root) */
+	const char *id;
+	const char *bundle;         /* NULL: the current directory */
+	const char *pid_file;       /* NULL: none */
+	const char *console_socket; /* NULL: none */
+	bool no_pivot;
+	bool no_new_keyring;
+	bool systemd_cgroup;
+	bool no_cgroup;             /* --cgroup-manager=disabled */
+	bool foreground;            /* run without --detach: the caller relays a terminal */
+	int preserve_fds;
+};
+
+/* Build the container and leave its init blocked before execve. With
+ * process.terminal and no console socket, *ret_console receives the pty
+ * master (else -1); ret_console may be NULL when the caller cannot relay. */
+int moat_container_create(const struct moat_create_opts *o, pid_t *ret_pid, int *ret_console,
+			  moat_error *err);
+/* Let a created container's init exec the user program. */
+int moat_container_start(const char *root, const char *id, moat_error *err);
+/* create + start. With detach false, wait for the container, forward
+ * signals, delete it afterwards, and return its exit status (128+N when
+ * killed by signal N) in *ret_status. */
+int moat_container_run(const struct moat_create_opts *o, bool detach, int *ret_status,
+		       moat_error *err);
+int moat_container_kill(const char *root, const char *id, int sig, bool all, moat_error *err);
+int moat_container_delete(const char *root, const char *id, bool force, moat_error *err);
+
+/* What `state` prints and `list` shows. */
+struct moat_report {
+	char *oci_version;
+	char *id;
+	int64_t pid;
+	char *status;
+	char *bundle;
+	char *rootfs;
+	char *created;
+	uint32_t owner;
+	struct oci_string_map *annotations;
+};
+extern const struct ocijson_type moat_report_type;
+
+int moat_container_report(const char *root, const char *id, struct moat_report **ret,
+			  moat_error *err);
+/* Every container under root, sorted by ID. */
+int moat_container_list(const char *root, struct moat_report ***ret, size_t *ret_n,
+			moat_error *err);
+void moat_report_free(struct moat_report *r);
+
+#endif

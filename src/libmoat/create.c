@@ -1,0 +1,309 @@
+/* moat: building a container, from the parent's side. `create` ends with
+ * the container init blocked on the exec fifo, everything else in place. */
+#include "container.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "cgroup.h"
+#include "init.h"
+#include "namespaces.h"
+#include "oci-config.h"
+#include "process.h"
+#include "sync.h"
+#include "userns.h"
+#include "utils.h"
+
+/* Everything create has made so far, so a failure can undo exactly that. */
+struct build {
+	const struct moat_create_opts *o;
+	struct oci_config *cfg;
+	char *bundle;
+	char *rootfs;
+	int dirfd;
+	bool made_dir;
+	int fifo_fd;
+	struct moat_ns_plan ns;
+	struct moat_cgroup *cg;
+	char *cgroup_path;
+	pid_t stage1;
+	pid_t init;
+	int console;    /* pty master kept for the foreground relay, or -1 */
+};
+
+static int load_config(struct build *b, moat_error *err)
+{
+	_cleanup_free_ char *path = NULL, *msg = NULL;
+	char cwd[PATH_MAX];
+	struct stat sb;
+	int r;
+
+	if (b->o->bundle == NULL || b->o->bundle[0] != '/') {
+		if (getcwd(cwd, sizeof(cwd)) == NULL)
+			return moat_error_set(err, errno, "getcwd");
+		b->bundle = b->o->bundle ? xasprintf("%s/%s", cwd, b->o->bundle) : xstrdup(cwd);
+	} else {
+		b->bundle = xstrdup(b->o->bundle);
+	}
+	path = xasprintf("%s/config.json", b->bundle);
+	r = oci_config_parse_file(path, &b->cfg, &msg);
+	if (r < 0)
+		return moat_error_set(err, r == -EINVAL ? 0 : -r, "%s", msg ? msg : path);
+	if (b->cfg->root == NULL || b->cfg->root->path == NULL)
+		return moat_error_set(err, EINVAL, "root.path: required");
+	b->rootfs = b->cfg->root->path[0] == '/' ? xstrdup(b->cfg->root->path)
+						 : xasprintf("%s/%s", b->bundle, b->cfg->root->path);
+	if (stat(b->rootfs, &sb) < 0)
+		return moat_error_set(err, errno, "root.path '%s'", b->rootfs);
+	if (!S_ISDIR(sb.st_mode))
+		return moat_error_set(err, ENOTDIR, "root.path '%s'", b->rootfs);
+	return 0;
+}
+
+static int check_config(struct build *b, moat_error *err)
+{
+	const struct oci_linux *lx = b->cfg->linux;
+
+	if (moat_ns_plan_build(lx, &b->ns, err) < 0)
+		return moat_error_ret(err);
+	if (!b->ns.create[MOAT_NS_MNT] && b->ns.join_fd[MOAT_NS_MNT] < 0)
+		return moat_error_set(err, EINVAL,
+				      "linux.namespaces: a mount namespace is required");
+	if (moat_userns_validate(lx, b->ns.create[MOAT_NS_USER], err) < 0)
+		return moat_error_ret(err);
+	if (b->cfg->process && b->cfg->process->terminal && b->o->console_socket == NULL &&
+	    !b->o->foreground)
+		return moat_error_set(err, EINVAL,
+				      "process.terminal: a detached container needs --console-socket "
+				      "to receive its terminal");
+	if (b->o->no_cgroup && lx && lx->resources)
+		return moat_error_set(err, EINVAL,
+				      "linux.resources: set, but --cgroup-manager=disabled");
+	return moat_process_validate(b->cfg, &b->ns, err);
+}
+
+static int make_fifo(struct build *b, moat_error *err)
+{
+	/* Written by the container's init, which may be an unprivileged uid. */
+	if (mkfifoat(b->dirfd, MOAT_EXEC_FIFO, 0600) < 0 ||
+	    fchmodat(b->dirfd, MOAT_EXEC_FIFO, 0622, 0) < 0)
+		return moat_error_set(err, errno, "create the exec fifo");
+	b->fifo_fd = openat(b->dirfd, MOAT_EXEC_FIFO, O_PATH | O_CLOEXEC);
+	if (b->fifo_fd < 0)
+		return moat_error_set(err, errno, "open the exec fifo");
+	return 0;
+}
+
+static int make_cgroup(struct build *b, moat_error *err)
+{
+	const struct oci_linux *lx = b->cfg->linux;
+
+	if (b->o->no_cgroup)
+		return 0;
+	if (moat_cgroup_resolve_path(lx ? lx->cgroups_path : NULL, b->o->id, b->o->systemd_cgroup,
+				     &b->cgroup_path, err) < 0)
+		return moat_error_ret(err);
+	if (moat_cgroup_create(b->cgroup_path, lx ? lx->resources : NULL, &b->cg, err) < 0)
+		return moat_error_prefix(err, "cgroup");
+	return 0;
+}
+
+/* The pty master: to the console socket, or kept for `run` to relay. */
+static int receive_console(struct build *b, int fd, moat_error *err)
+{
+	int master;
+
+	if (moat_sync_expect_fd(fd, MOAT_SYNC_CONSOLE, &master, err) < 0)
+		return moat_error_ret(err);
+	if (b->o->console_socket == NULL) {
+		b->console = master;
+		return 0;
+	}
+	if (moat_send_fd_to_socket(b->o->console_socket, master, "/dev/ptmx", err) < 0) {
+		close(master);
+		return moat_error_ret(err);
+	}
+	close(master);
+	return 0;
+}
+
+/* The parent's half of the conversation in sync.h. */
+static int talk_to_children(struct build *b, int fd, moat_error *err)
+{
+	int64_t v;
+	int status;
+
+	if (b->ns.create[MOAT_NS_USER]) {
+		if (moat_sync_expect(fd, MOAT_SYNC_USERNS_READY, &v, err) < 0)
+			return moat_error_ret(err);
+		if (moat_userns_write_maps((pid_t)v, b->cfg->linux, err) < 0 ||
+		    moat_sync_send(fd, MOAT_SYNC_USERNS_MAPPED, 0, err) < 0)
+			return moat_error_ret(err);
+	}
+	if (moat_sync_expect(fd, MOAT_SYNC_INIT_PID, &v, err) < 0)
+		return moat_error_ret(err);
+	b->init = (pid_t)v;
+	waitpid(b->stage1, &status, 0);
+	b->stage1 = 0;
+	if (b->cg && moat_cgroup_add_pid(b->cg, b->init, err) < 0)
+		return moat_error_prefix(err, "cgroup");
+	if (moat_sync_send(fd, MOAT_SYNC_CGROUP_DONE, 0, err) < 0)
+		return moat_error_ret(err);
+	if (b->cfg->process->terminal && receive_console(b, fd, err) < 0)
+		return moat_error_ret(err);
+	if (moat_sync_expect(fd, MOAT_SYNC_READY, NULL, err) < 0)
+		return moat_error_ret(err);
+	return 0;
+}
+
+static int spawn(struct build *b, moat_error *err)
+{
+	struct moat_init_args a = { .cfg = b->cfg, .ns = &b->ns, .rootfs = b->rootfs,
+				    .bundle = b->bundle, .lock_fd = b->dirfd,
+				    .fifo_fd = b->fifo_fd, .no_pivot = b->o->no_pivot,
+				    .no_new_keyring = b->o->no_new_keyring,
+				    .preserve_fds = b->o->preserve_fds };
+	sigset_t all, saved;
+	int fds[2];
+
+	if (moat_sync_pair(fds, err) < 0)
+		return moat_error_ret(err);
+	a.sync_fd = fds[1];
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &saved);
+	b->stage1 = fork();
+	if (b->stage1 == 0)
+		moat_init_stage1(&a);
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	close(fds[1]);
+	if (b->stage1 < 0) {
+		close(fds[0]);
+		return moat_error_set(err, errno, "fork");
+	}
+	if (talk_to_children(b, fds[0], err) < 0) {
+		close(fds[0]);
+		return moat_error_ret(err);
+	}
+	close(fds[0]);
+	return 0;
+}
+
+static char *now_rfc3339(void)
+{
+	struct timespec ts;
+	struct tm tm;
+	char buf[64];
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, sizeof(buf) - n, ".%09ldZ", ts.tv_nsec);
+	return xstrdup(buf);
+}
+
+static int save_state(struct build *b, moat_error *err)
+{
+	_cleanup_free_ char *json = NULL, *msg = NULL, *created = now_rfc3339();
+	struct moat_state st = {
+		.oci_version = b->cfg->oci_version, .id = (char *)b->o->id, .pid = b->init,
+		.pid_start = moat_pid_start_time(b->init), .bundle = b->bundle,
+		.rootfs = b->rootfs, .created = created, .owner = getuid(),
+		.cgroup_path = b->cgroup_path, .isolation = (char *)"container",
+		.annotations = b->cfg->annotations,
+	};
+	size_t len;
+	char pid[32];
+	int r;
+
+	if (st.pid_start == 0)
+		return moat_error_set(err, ESRCH, "the container init exited during setup");
+	r = oci_config_generate(b->cfg, true, &json, &len, &msg);
+	if (r < 0)
+		return moat_error_set(err, -r, "config.json: %s", msg ? msg : "generate");
+	if (write_file_atomic_at(b->dirfd, MOAT_CONFIG_FILE, json, len, 0600, err) < 0 ||
+	    moat_state_write(b->dirfd, &st, err) < 0)
+		return moat_error_ret(err);
+	if (b->o->pid_file != NULL) {
+		len = (size_t)snprintf(pid, sizeof(pid), "%d", (int)b->init);
+		if (write_file_atomic_at(AT_FDCWD, b->o->pid_file, pid, len, 0644, err) < 0)
+			return moat_error_prefix(err, "--pid-file");
+	}
+	return 0;
+}
+
+/* Undo whatever was made: the processes, the cgroup, the state directory. */
+static void undo(struct build *b)
+{
+	moat_error ignored = MOAT_ERROR_INIT;
+	int status;
+
+	if (b->init > 0) {
+		kill(b->init, SIGKILL);
+		waitpid(b->init, &status, 0);
+	}
+	if (b->stage1 > 0) {
+		kill(b->stage1, SIGKILL);
+		waitpid(b->stage1, &status, 0);
+	}
+	if (b->cg)
+		moat_cgroup_destroy(b->cg, &ignored);
+	moat_error_clear(&ignored);
+	if (b->made_dir)
+		moat_state_dir_remove(b->o->root, b->o->id, &ignored);
+	moat_error_clear(&ignored);
+}
+
+static void build_free(struct build *b)
+{
+	if (b->console >= 0)
+		close(b->console);
+	if (b->dirfd >= 0)
+		close(b->dirfd);
+	if (b->fifo_fd >= 0)
+		close(b->fifo_fd);
+	moat_ns_plan_close(&b->ns);
+	moat_cgroup_free(b->cg);
+	oci_config_free(b->cfg);
+	free(b->cgroup_path);
+	free(b->bundle);
+	free(b->rootfs);
+}
+
+int moat_container_create(const struct moat_create_opts *o, pid_t *ret_pid, int *ret_console,
+			  moat_error *err)
+{
+	struct build b = { .o = o, .dirfd = -1, .fifo_fd = -1, .console = -1 };
+	int r;
+
+	for (int k = 0; k < MOAT_NS_COUNT; k++)
+		b.ns.join_fd[k] = -1;
+	r = moat_validate_id(o->id, err);
+	if (r == 0)
+		r = load_config(&b, err);
+	if (r == 0)
+		r = check_config(&b, err);
+	if (r == 0 && (r = moat_state_dir_create(o->root, o->id, &b.dirfd, err)) == 0)
+		b.made_dir = true;
+	if (r == 0)
+		r = make_fifo(&b, err);
+	if (r == 0)
+		r = make_cgroup(&b, err);
+	if (r == 0)
+		r = spawn(&b, err);
+	if (r == 0)
+		r = save_state(&b, err);
+	if (r < 0)
+		undo(&b);
+	if (r == 0 && ret_pid)
+		*ret_pid = b.init;
+	if (r == 0 && ret_console)
+		*ret_console = TAKE_FD(b.console);
+	build_free(&b);
+	return r;
+}

@@ -1,0 +1,205 @@
+/* moat: the processes that become the container. */
+#include "init.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include "process.h"
+#include "rootfs.h"
+#include "sync.h"
+#include "terminal.h"
+#include "userns.h"
+#include "utils.h"
+
+__attribute__((noreturn)) static void die(int sync_fd, moat_error *err)
+{
+	moat_sync_send_error(sync_fd, err);
+	_exit(EXIT_FAILURE);
+}
+
+static int write_time_offsets(const struct oci_linux *lx, moat_error *err)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, i;
+	FILE *out;
+
+	if (lx == NULL || lx->time_offsets_len == 0)
+		return 0;
+	out = open_memstream(&buf, &len);
+	if (out == NULL)
+		return moat_error_set(err, errno, "linux.timeOffsets");
+	for (i = 0; i < lx->time_offsets_len; i++) {
+		const struct oci_time_offset *t = lx->time_offsets[i];
+
+		fprintf(out, "%s %lld %u\n", t->name, (long long)t->secs, t->nanosecs);
+	}
+	fclose(out);
+	if (write_file_at(AT_FDCWD, "/proc/self/timens_offsets", buf, len, err) < 0)
+		return moat_error_prefix(err, "linux.timeOffsets");
+	return 0;
+}
+
+/* Become root of the user namespace: from here on files are created as the
+ * container's root, not as the host's. */
+static int become_ns_root(moat_error *err)
+{
+	if (setresgid(0, 0, 0) < 0)
+		return moat_error_set(err, errno, "linux.gidMappings: container gid 0%s",
+				      errno == EINVAL ? " is not mapped" : "");
+	if (setresuid(0, 0, 0) < 0)
+		return moat_error_set(err, errno, "linux.uidMappings: container uid 0%s",
+				      errno == EINVAL ? " is not mapped" : "");
+	return 0;
+}
+
+/* Open the fifo for writing: blocks until `start` opens it for reading. */
+static int wait_for_start(int fifo_fd, moat_error *err)
+{
+	char path[64];
+	_cleanup_close_ int fd = -1;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fifo_fd);
+	do
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return moat_error_set(err, errno, "open exec fifo");
+	if (write_all(fd, "0", 1) < 0)
+		return moat_error_set(err, errno, "write exec fifo");
+	return 0;
+}
+
+static int send_console(const struct moat_init_args *a, moat_error *err)
+{
+	_cleanup_close_ int master = -1;
+
+	if (moat_terminal_create(a->cfg->process, &master, err) < 0)
+		return moat_error_ret(err);
+	return moat_sync_send_fd(a->sync_fd, MOAT_SYNC_CONSOLE, master, err);
+}
+
+static int build_container(const struct moat_init_args *a, struct moat_exec *exec,
+			   moat_error *err)
+{
+	struct moat_rootfs_opts ropts = { .userns = moat_ns_in_userns(a->ns),
+					  .no_pivot = a->no_pivot };
+	struct moat_rootfs *rootfs = NULL;
+	const struct oci_config *cfg = a->cfg;
+	int r;
+
+	if (a->ns->create[MOAT_NS_CGROUP] && unshare(CLONE_NEWCGROUP) < 0)
+		return moat_error_set(err, errno, "create the cgroup namespace");
+	if (setsid() < 0)
+		return moat_error_set(err, errno, "setsid");
+	if (moat_rootfs_prepare(cfg, a->rootfs, &ropts, &rootfs, err) < 0)
+		return moat_error_ret(err);
+	r = a->ns->create[MOAT_NS_USER] ? become_ns_root(err) : 0;
+	if (r == 0)
+		r = moat_process_write_proc(cfg, err);
+	if (r == 0)
+		r = moat_rootfs_finish(rootfs, cfg, err);
+	moat_rootfs_free(rootfs);
+	if (r < 0)
+		return r;
+	if (cfg->process->terminal && send_console(a, err) < 0)
+		return moat_error_ret(err);
+	if (moat_process_setup_env(cfg, a->ns, a->no_new_keyring, err) < 0 ||
+	    moat_process_prepare_exec(cfg->process, exec, err) < 0 ||
+	    moat_process_become_user(cfg->process, err) < 0 ||
+	    moat_process_close_fds(a->preserve_fds, err) < 0)
+		return moat_error_ret(err);
+	return 0;
+}
+
+__attribute__((noreturn)) static void stage2(const struct moat_init_args *a)
+{
+	moat_error err = MOAT_ERROR_INIT;
+	struct moat_exec exec = { 0 };
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (moat_sync_expect(a->sync_fd, MOAT_SYNC_CGROUP_DONE, NULL, &err) < 0)
+		_exit(EXIT_FAILURE);
+	if (build_container(a, &exec, &err) < 0)
+		die(a->sync_fd, &err);
+	/* From READY on the container outlives `moat create`. (Changing
+	 * credentials already cleared the death signal; clear it for certain.)
+	 * If the parent died meanwhile, the send fails and we exit. */
+	prctl(PR_SET_PDEATHSIG, 0);
+	if (moat_sync_send(a->sync_fd, MOAT_SYNC_READY, 0, &err) < 0)
+		_exit(EXIT_FAILURE);
+	close(a->sync_fd);
+	if (wait_for_start(a->fifo_fd, &err) < 0) {
+		fprintf(stderr, "moat: %s\n", err.msg);
+		_exit(127);
+	}
+	execve(exec.path, exec.argv, exec.envp);
+	fprintf(stderr, "moat: exec '%s': %s\n", exec.path, strerror(errno));
+	_exit(127);
+}
+
+static int enter_namespaces(const struct moat_init_args *a, moat_error *err)
+{
+	const struct moat_ns_plan *ns = a->ns;
+	const struct oci_linux *lx = a->cfg->linux;
+	int flags;
+
+	/* Joining a user namespace gives us the rights over the namespaces it
+	 * owns, so join it first; when creating one, join the others while we
+	 * still hold the host's rights over them. */
+	if (ns->join_fd[MOAT_NS_USER] >= 0 && moat_ns_join(ns, true, err) < 0)
+		return moat_error_ret(err);
+	if (moat_ns_join(ns, false, err) < 0)
+		return moat_error_ret(err);
+	if (ns->create[MOAT_NS_USER]) {
+		if (unshare(CLONE_NEWUSER) < 0)
+			return moat_error_set(err, errno, "create the user namespace");
+		if (moat_sync_send(a->sync_fd, MOAT_SYNC_USERNS_READY, getpid(), err) < 0 ||
+		    moat_sync_expect(a->sync_fd, MOAT_SYNC_USERNS_MAPPED, NULL, err) < 0)
+			return moat_error_ret(err);
+	}
+	flags = moat_ns_plan_flags(ns, CLONE_NEWUSER | CLONE_NEWCGROUP);
+	if (flags != 0 && unshare(flags) < 0)
+		return moat_error_set(err, errno, "create namespaces (flags 0x%x)", flags);
+	if (ns->create[MOAT_NS_TIME] && write_time_offsets(lx, err) < 0)
+		return moat_error_ret(err);
+	return 0;
+}
+
+void moat_init_stage1(const struct moat_init_args *a)
+{
+	moat_error err = MOAT_ERROR_INIT;
+	sigset_t none;
+	pid_t pid;
+
+	/* The flock on the state directory belongs to the moat process: a copy
+	 * here would keep the container locked until exec. */
+	close(a->lock_fd);
+	/* The user program starts with no signal blocked, whatever moat blocked. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* Relative paths in the config (bind sources) are relative to the bundle. */
+	if (chdir(a->bundle) < 0) {
+		moat_error_set(&err, errno, "enter the bundle '%s'", a->bundle);
+		die(a->sync_fd, &err);
+	}
+	if (enter_namespaces(a, &err) < 0)
+		die(a->sync_fd, &err);
+	/* CLONE_PARENT: the init becomes moat's child, not ours, so `run` can
+	 * wait for it and stage 1 can simply exit. */
+	pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (pid < 0) {
+		moat_error_set(&err, errno, "clone the container init");
+		die(a->sync_fd, &err);
+	}
+	if (pid == 0)
+		stage2(a);
+	if (moat_sync_send(a->sync_fd, MOAT_SYNC_INIT_PID, pid, &err) < 0)
+		_exit(EXIT_FAILURE);
+	_exit(EXIT_SUCCESS);
+}

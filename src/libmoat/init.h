@@ -1,0 +1,28 @@
+/* moat: the processes that become the container. Stage 1 joins and creates
+ * namespaces; stage 2 (the container init, PID 1 of a new PID namespace)
+ * builds the root filesystem and the process, then waits on the exec fifo. */
+#ifndef MOAT_INIT_H
+#define MOAT_INIT_H
+
+#include <stdbool.h>
+
+#include "namespaces.h"
+#include "oci-config.h"
+
+struct moat_init_args {
+	const struct oci_config *cfg;
+	const struct moat_ns_plan *ns;
+	const char *rootfs;   /* absolute host path */
+	const char *bundle;   /* absolute host path; the init's cwd during setup */
+	int sync_fd;          /* child end of the sync socket */
+	int lock_fd;          /* the parent's locked state directory: closed at once */
+	int fifo_fd;          /* O_PATH fd of exec.fifo */
+	bool no_pivot;
+	bool no_new_keyring;
+	int preserve_fds;
+};
+
+/* Runs in the forked child; never returns. */
+__attribute__((noreturn)) void moat_init_stage1(const struct moat_init_args *a);
+
+#endif

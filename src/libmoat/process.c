@@ -1,0 +1,424 @@
+/* moat: the container's process, from a finished root to execve. */
+#include "process.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/magic.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+
+#include "caps.h"
+#include "utils.h"
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+static const struct {
+	const char *name;
+	int resource;
+} rlimit_table[] = {
+	{ "RLIMIT_AS", RLIMIT_AS },	      { "RLIMIT_CORE", RLIMIT_CORE },
+	{ "RLIMIT_CPU", RLIMIT_CPU },	      { "RLIMIT_DATA", RLIMIT_DATA },
+	{ "RLIMIT_FSIZE", RLIMIT_FSIZE },     { "RLIMIT_LOCKS", RLIMIT_LOCKS },
+	{ "RLIMIT_MEMLOCK", RLIMIT_MEMLOCK }, { "RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE },
+	{ "RLIMIT_NICE", RLIMIT_NICE },	      { "RLIMIT_NOFILE", RLIMIT_NOFILE },
+	{ "RLIMIT_NPROC", RLIMIT_NPROC },     { "RLIMIT_RSS", RLIMIT_RSS },
+	{ "RLIMIT_RTPRIO", RLIMIT_RTPRIO },   { "RLIMIT_RTTIME", RLIMIT_RTTIME },
+	{ "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING }, { "RLIMIT_STACK", RLIMIT_STACK },
+};
+
+/* Which namespace must belong to the container for a sysctl to be safe. */
+static const struct {
+	const char *key; /* exact key, or a prefix ending in '.' */
+	enum moat_ns ns;
+} sysctl_table[] = {
+	{ "kernel.msgmax", MOAT_NS_IPC },     { "kernel.msgmnb", MOAT_NS_IPC },
+	{ "kernel.msgmni", MOAT_NS_IPC },     { "kernel.sem", MOAT_NS_IPC },
+	{ "kernel.shmall", MOAT_NS_IPC },     { "kernel.shmmax", MOAT_NS_IPC },
+	{ "kernel.shmmni", MOAT_NS_IPC },     { "kernel.shm_rmid_forced", MOAT_NS_IPC },
+	{ "fs.mqueue.", MOAT_NS_IPC },	      { "net.", MOAT_NS_NET },
+	{ "kernel.hostname", MOAT_NS_UTS },   { "kernel.domainname", MOAT_NS_UTS },
+};
+
+static int rlimit_from_name(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < MOAT_ARRAY_SIZE(rlimit_table); i++)
+		if (strcmp(rlimit_table[i].name, name) == 0)
+			return rlimit_table[i].resource;
+	return -1;
+}
+
+static int sysctl_owner(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < MOAT_ARRAY_SIZE(sysctl_table); i++) {
+		const char *k = sysctl_table[i].key;
+		size_t n = strlen(k);
+
+		if (k[n - 1] == '.' ? strncmp(key, k, n) == 0 : strcmp(key, k) == 0)
+			return (int)sysctl_table[i].ns;
+	}
+	return -1;
+}
+
+static int validate_sysctl(const struct oci_string_map *sysctl, const struct moat_ns_plan *ns,
+			   moat_error *err)
+{
+	size_t i;
+
+	for (i = 0; sysctl != NULL && i < sysctl->len; i++) {
+		const char *key = sysctl->keys[i];
+		int owner = sysctl_owner(key);
+
+		if (strstr(key, "..") != NULL || strchr(key, '/') != NULL || owner < 0)
+			return moat_error_set(err, EPERM,
+					      "linux.sysctl: '%s' is not namespaced; setting it would "
+					      "change the host",
+					      key);
+		if (!ns->create[owner] && ns->join_fd[owner] < 0)
+			return moat_error_set(err, EPERM,
+					      "linux.sysctl: '%s' needs the container's own %s namespace",
+					      key, moat_ns_oci_name(owner));
+	}
+	return 0;
+}
+
+static int validate_process(const struct oci_process *p, moat_error *err)
+{
+	const struct oci_capabilities *c = p->capabilities;
+	uint64_t mask;
+	size_t i;
+
+	if (p->args_len == 0)
+		return moat_error_set(err, EINVAL, "process.args: must not be empty");
+	for (i = 0; i < p->rlimits_len; i++)
+		if (rlimit_from_name(p->rlimits[i]->type) < 0)
+			return moat_error_set(err, EINVAL, "process.rlimits[%zu].type: unknown '%s'", i,
+					      p->rlimits[i]->type);
+	if (c != NULL &&
+	    (moat_caps_parse(c->bounding, c->bounding_len, "process.capabilities.bounding", &mask, err) < 0 ||
+	     moat_caps_parse(c->effective, c->effective_len, "process.capabilities.effective", &mask, err) < 0 ||
+	     moat_caps_parse(c->inheritable, c->inheritable_len, "process.capabilities.inheritable", &mask, err) < 0 ||
+	     moat_caps_parse(c->permitted, c->permitted_len, "process.capabilities.permitted", &mask, err) < 0 ||
+	     moat_caps_parse(c->ambient, c->ambient_len, "process.capabilities.ambient", &mask, err) < 0))
+		return moat_error_ret(err);
+	if (p->cwd == NULL || p->cwd[0] != '/')
+		return moat_error_set(err, EINVAL, "process.cwd: must be an absolute path");
+	return 0;
+}
+
+int moat_process_validate(const struct oci_config *cfg, const struct moat_ns_plan *ns,
+			  moat_error *err)
+{
+	bool own_uts = ns->create[MOAT_NS_UTS];
+
+	if (cfg->process == NULL)
+		return moat_error_set(err, EINVAL, "process: required to create a container");
+	if (validate_process(cfg->process, err) < 0)
+		return moat_error_ret(err);
+	if (cfg->hostname != NULL && *cfg->hostname && !own_uts)
+		return moat_error_set(err, EINVAL, "hostname: needs a new uts namespace");
+	if (cfg->domainname != NULL && *cfg->domainname && !own_uts)
+		return moat_error_set(err, EINVAL, "domainname: needs a new uts namespace");
+	return validate_sysctl(cfg->linux ? cfg->linux->sysctl : NULL, ns, err);
+}
+
+/* A procfs instance of our own, not reachable from the container's mounts. */
+static int open_private_procfs(int *ret_fd, moat_error *err)
+{
+	_cleanup_close_ int fsfd = -1, mfd = -1;
+	struct statfs sfs;
+
+	fsfd = (int)syscall(SYS_fsopen, "proc", FSOPEN_CLOEXEC);
+	if (fsfd < 0)
+		return moat_error_set(err, errno, "fsopen proc");
+	if (syscall(SYS_fsconfig, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return moat_error_set(err, errno, "create a procfs instance");
+	mfd = (int)syscall(SYS_fsmount, fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	if (mfd < 0)
+		return moat_error_set(err, errno, "fsmount proc");
+	if (fstatfs(mfd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
+		return moat_error_set(err, EXDEV, "private /proc is not procfs");
+	*ret_fd = TAKE_FD(mfd);
+	return 0;
+}
+
+static int proc_write(int procfd, const char *rel, const char *value, moat_error *err)
+{
+	struct open_how how = { .flags = O_WRONLY | O_CLOEXEC | O_NOCTTY,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
+	_cleanup_close_ int fd = (int)syscall(SYS_openat2, procfd, rel, &how, sizeof(how));
+
+	if (fd < 0)
+		return moat_error_set(err, errno, "open /proc/%s", rel);
+	if (write_all(fd, value, strlen(value)) < 0)
+		return moat_error_set(err, errno, "write '%s' to /proc/%s", value, rel);
+	return 0;
+}
+
+int moat_process_write_proc(const struct oci_config *cfg, moat_error *err)
+{
+	const struct oci_string_map *sysctl = cfg->linux ? cfg->linux->sysctl : NULL;
+	const struct oci_process *p = cfg->process;
+	_cleanup_close_ int procfd = -1;
+	size_t i;
+
+	if ((sysctl == NULL || sysctl->len == 0) && !p->oom_score_adj_present)
+		return 0;
+	if (open_private_procfs(&procfd, err) < 0)
+		return moat_error_ret(err);
+	for (i = 0; sysctl != NULL && i < sysctl->len; i++) {
+		_cleanup_free_ char *rel = xasprintf("sys/%s", sysctl->keys[i]);
+		char *c;
+
+		for (c = rel + 4; *c; c++)
+			if (*c == '.')
+				*c = '/';
+		if (proc_write(procfd, rel, sysctl->values[i], err) < 0)
+			return moat_error_prefix(err, "linux.sysctl '%s'", sysctl->keys[i]);
+	}
+	if (p->oom_score_adj_present) {
+		char buf[16];
+
+		snprintf(buf, sizeof(buf), "%d", p->oom_score_adj);
+		if (proc_write(procfd, "self/oom_score_adj", buf, err) < 0)
+			return moat_error_prefix(err, "process.oomScoreAdj %d%s", p->oom_score_adj,
+						 err->code == EACCES || err->code == EPERM
+							 ? " (lowering it needs CAP_SYS_RESOURCE)"
+							 : "");
+	}
+	return 0;
+}
+
+static int set_rlimits(const struct oci_process *p, moat_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < p->rlimits_len; i++) {
+		const struct oci_rlimit *rl = p->rlimits[i];
+		struct rlimit lim = { .rlim_cur = rl->soft, .rlim_max = rl->hard };
+		struct rlimit cur;
+		int res = rlimit_from_name(rl->type);
+
+		if (setrlimit(res, &lim) == 0)
+			continue;
+		if (errno == EPERM && getrlimit(res, &cur) == 0 && rl->hard > cur.rlim_max)
+			return moat_error_set(err, EPERM,
+					      "process.rlimits[%zu] (%s): hard limit %llu is above the "
+					      "current %llu; raising it needs CAP_SYS_RESOURCE",
+					      i, rl->type, (unsigned long long)rl->hard,
+					      (unsigned long long)cur.rlim_max);
+		return moat_error_set(err, errno, "process.rlimits[%zu] (%s soft %llu hard %llu)", i,
+				      rl->type, (unsigned long long)rl->soft,
+				      (unsigned long long)rl->hard);
+	}
+	return 0;
+}
+
+int moat_process_setup_env(const struct oci_config *cfg, const struct moat_ns_plan *ns,
+			   bool no_new_keyring, moat_error *err)
+{
+	const struct oci_process *p = cfg->process;
+
+	if (cfg->hostname && *cfg->hostname && sethostname(cfg->hostname, strlen(cfg->hostname)) < 0)
+		return moat_error_set(err, errno, "hostname '%s'", cfg->hostname);
+	if (cfg->domainname && *cfg->domainname &&
+	    setdomainname(cfg->domainname, strlen(cfg->domainname)) < 0)
+		return moat_error_set(err, errno, "domainname '%s'", cfg->domainname);
+	if (set_rlimits(p, err) < 0)
+		return moat_error_ret(err);
+	/* A fresh session keyring, so the container cannot reach the caller's keys.
+	 * ENOSYS: the kernel has no keyrings, so there is nothing to reach. */
+	if (!no_new_keyring && syscall(SYS_keyctl, 1 /* KEYCTL_JOIN_SESSION_KEYRING */, NULL) < 0 &&
+	    errno != ENOSYS)
+		return moat_error_set(err, errno, "create a session keyring (--no-new-keyring skips it)");
+	if (p->user->umask_present)
+		umask(p->user->umask & 0777);
+	else
+		umask(022);
+	(void)ns;
+	return 0;
+}
+
+static const char *env_get(char *const *env, size_t n, const char *name)
+{
+	size_t len = strlen(name), i;
+
+	for (i = 0; i < n; i++)
+		if (strncmp(env[i], name, len) == 0 && env[i][len] == '=')
+			return env[i] + len + 1;
+	return NULL;
+}
+
+static bool is_executable_file(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && (sb.st_mode & 0111);
+}
+
+static int find_program(const struct oci_process *p, char **ret, moat_error *err)
+{
+	const char *arg0 = p->args[0], *path = env_get(p->env, p->env_len, "PATH");
+	_cleanup_free_ char *copy = NULL;
+	char *dir, *save = NULL;
+
+	if (strchr(arg0, '/') != NULL) {
+		if (!is_executable_file(arg0))
+			return moat_error_set(err, errno ? errno : EACCES, "process.args[0] '%s'",
+					      arg0);
+		*ret = xstrdup(arg0);
+		return 0;
+	}
+	copy = xstrdup(path ? path : DEFAULT_PATH);
+	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		_cleanup_free_ char *cand = xasprintf("%s/%s", *dir ? dir : ".", arg0);
+
+		if (is_executable_file(cand)) {
+			*ret = TAKE_PTR(cand);
+			return 0;
+		}
+	}
+	return moat_error_set(err, ENOENT, "process.args[0] '%s': executable file not found in $PATH",
+			      arg0);
+}
+
+/* HOME of uid from the container's /etc/passwd; "/" if it has none. */
+static char *home_of(uid_t uid)
+{
+	_cleanup_fclose_ FILE *f = fopen("/etc/passwd", "re");
+	char line[1024];
+
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+		char *fields[7], *s = line, *save = NULL;
+		int n = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		for (char *t = strsep(&s, ":"); t != NULL && n < 7; t = strsep(&s, ":"))
+			fields[n++] = t;
+		(void)save;
+		if (n >= 6 && strtoul(fields[2], NULL, 10) == uid && fields[5][0] == '/')
+			return xstrdup(fields[5]);
+	}
+	return xstrdup("/");
+}
+
+int moat_process_prepare_exec(const struct oci_process *p, struct moat_exec *ret, moat_error *err)
+{
+	_cleanup_free_ char *path = NULL;
+	size_t i, n = 0;
+	char **envp;
+
+	if (find_program(p, &path, err) < 0)
+		return moat_error_ret(err);
+	envp = xcalloc(p->env_len + 2, sizeof(char *));
+	for (i = 0; i < p->env_len; i++)
+		envp[n++] = xstrdup(p->env[i]);
+	if (env_get(p->env, p->env_len, "HOME") == NULL) {
+		_cleanup_free_ char *home = home_of(p->user->uid);
+		envp[n++] = xasprintf("HOME=%s", home);
+	}
+	ret->path = TAKE_PTR(path);
+	ret->argv = p->args;
+	ret->envp = envp;
+	return 0;
+}
+
+void moat_exec_free(struct moat_exec *e)
+{
+	char **p;
+
+	free(e->path);
+	for (p = e->envp; p && *p; p++)
+		free(*p);
+	free(e->envp);
+	e->path = NULL;
+	e->envp = NULL;
+}
+
+static int enter_cwd(const char *cwd, moat_error *err)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int fd = -1;
+
+	if (rootfd < 0)
+		return moat_error_set(err, errno, "open /");
+	/* Resolved inside the root, so neither a leaked fd nor a symlink can
+	 * put the process outside it (CVE-2024-21626). */
+	fd = (int)syscall(SYS_openat2, rootfd, cwd, &how, sizeof(how));
+	if (fd < 0)
+		return moat_error_set(err, errno, "process.cwd '%s'", cwd);
+	if (fchdir(fd) < 0)
+		return moat_error_set(err, errno, "process.cwd '%s'", cwd);
+	return 0;
+}
+
+static int parse_caps(const struct oci_capabilities *c, struct moat_caps *caps, moat_error *err)
+{
+	memset(caps, 0, sizeof(*caps));
+	if (c == NULL)
+		return 0;
+	if (moat_caps_parse(c->bounding, c->bounding_len, "process.capabilities.bounding", &caps->bounding, err) < 0 ||
+	    moat_caps_parse(c->effective, c->effective_len, "process.capabilities.effective", &caps->effective, err) < 0 ||
+	    moat_caps_parse(c->inheritable, c->inheritable_len, "process.capabilities.inheritable", &caps->inheritable, err) < 0 ||
+	    moat_caps_parse(c->permitted, c->permitted_len, "process.capabilities.permitted", &caps->permitted, err) < 0 ||
+	    moat_caps_parse(c->ambient, c->ambient_len, "process.capabilities.ambient", &caps->ambient, err) < 0)
+		return moat_error_ret(err);
+	return 0;
+}
+
+static int switch_ids(const struct oci_user *u, moat_error *err)
+{
+	gid_t *groups = (gid_t *)u->additional_gids;
+
+	if (setgroups(u->additional_gids_len, u->additional_gids_len ? groups : NULL) < 0)
+		return moat_error_set(err, errno, "process.user.additionalGids");
+	if (setresgid(u->gid, u->gid, u->gid) < 0)
+		return moat_error_set(err, errno, "process.user.gid %u%s", u->gid,
+				      errno == EINVAL ? " is not mapped in the user namespace" : "");
+	if (setresuid(u->uid, u->uid, u->uid) < 0)
+		return moat_error_set(err, errno, "process.user.uid %u%s", u->uid,
+				      errno == EINVAL ? " is not mapped in the user namespace" : "");
+	return 0;
+}
+
+int moat_process_become_user(const struct oci_process *p, moat_error *err)
+{
+	struct moat_caps caps;
+
+	_Static_assert(sizeof(gid_t) == sizeof(uint32_t), "gid_t is 32 bits");
+	if (parse_caps(p->capabilities, &caps, err) < 0)
+		return moat_error_ret(err);
+	if (moat_caps_keep(err) < 0 || switch_ids(p->user, err) < 0)
+		return moat_error_ret(err);
+	if (moat_caps_apply(&caps, err) < 0)
+		return moat_error_ret(err);
+	if (enter_cwd(p->cwd, err) < 0)
+		return moat_error_ret(err);
+	if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return moat_error_set(err, errno, "process.noNewPrivileges");
+	return 0;
+}
+
+int moat_process_close_fds(int preserve_fds, moat_error *err)
+{
+	unsigned int first = 3 + (unsigned int)(preserve_fds > 0 ? preserve_fds : 0);
+
+	if (syscall(SYS_close_range, first, ~0U, 4 /* CLOSE_RANGE_CLOEXEC */) < 0)
+		return moat_error_set(err, errno, "close_range");
+	return 0;
+}

@@ -1,0 +1,46 @@
+/* moat: the container's process: everything between a finished root
+ * filesystem and execve of the user program. */
+#ifndef MOAT_PROCESS_H
+#define MOAT_PROCESS_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "namespaces.h"
+#include "oci-config.h"
+
+/* Reject what can be judged before anything is created: sysctls the
+ * container's namespaces do not own, hostname without a UTS namespace,
+ * unknown rlimits and capabilities. Errors name the field. */
+int moat_process_validate(const struct oci_config *cfg, const struct moat_ns_plan *ns,
+			  moat_error *err);
+
+/* Kernel settings written through a private procfs instance, before the
+ * container's own /proc exists and before its read-only paths apply:
+ * linux.sysctl and process.oomScoreAdj. */
+int moat_process_write_proc(const struct oci_config *cfg, moat_error *err);
+
+/* In the container root, before the identity switch: hostname, domainname,
+ * rlimits, session keyring, umask. */
+int moat_process_setup_env(const struct oci_config *cfg, const struct moat_ns_plan *ns,
+			   bool no_new_keyring, moat_error *err);
+
+/* Resolve args[0] through the container's PATH now, so a missing program
+ * fails `create` rather than `start`. Builds the final environment (HOME
+ * added from /etc/passwd when unset). */
+struct moat_exec {
+	char *path;
+	char **argv; /* borrowed from the config */
+	char **envp; /* owned */
+};
+int moat_process_prepare_exec(const struct oci_process *p, struct moat_exec *ret, moat_error *err);
+void moat_exec_free(struct moat_exec *e);
+
+/* cwd (resolved inside the root), groups, gid, uid, capabilities,
+ * no_new_privs. After this the process holds only what the config grants. */
+int moat_process_become_user(const struct oci_process *p, moat_error *err);
+
+/* Mark every fd from 3 + preserve_fds up close-on-exec. */
+int moat_process_close_fds(int preserve_fds, moat_error *err);
+
+#endif

@@ -1,0 +1,131 @@
+/* moat: the hardened default config that `moat spec` writes.
+ *
+ * Unlike runc's and crun's defaults: a user namespace (container root is an
+ * unprivileged host uid), empty capability sets, no_new_privs, a read-only
+ * root with a writable tmpfs /tmp, a network namespace holding only
+ * loopback, a pids limit, and no bind mount from the host. */
+#include "spec.h"
+
+#include <string.h>
+
+#include "utils.h"
+
+static const char default_config[] =
+	"{"
+	"\"ociVersion\": \"1.2.0\","
+	"\"process\": {"
+	"  \"terminal\": false,"
+	"  \"user\": {\"uid\": 0, \"gid\": 0},"
+	"  \"args\": [\"sh\"],"
+	"  \"env\": [\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\","
+	"            \"TERM=xterm\"],"
+	"  \"cwd\": \"/\","
+	"  \"capabilities\": {\"bounding\": [], \"effective\": [], \"inheritable\": [],"
+	"                     \"permitted\": [], \"ambient\": []},"
+	"  \"rlimits\": [{\"type\": \"RLIMIT_NOFILE\", \"hard\": 1024, \"soft\": 1024}],"
+	"  \"noNewPrivileges\": true"
+	"},"
+	"\"root\": {\"path\": \"rootfs\", \"readonly\": true},"
+	"\"hostname\": \"moat\","
+	"\"mounts\": ["
+	"  {\"destination\": \"/proc\", \"type\": \"proc\", \"source\": \"proc\","
+	"   \"options\": [\"nosuid\", \"noexec\", \"nodev\"]},"
+	"  {\"destination\": \"/dev\", \"type\": \"tmpfs\", \"source\": \"tmpfs\","
+	"   \"options\": [\"nosuid\", \"strictatime\", \"mode=755\", \"size=65536k\"]},"
+	"  {\"destination\": \"/dev/pts\", \"type\": \"devpts\", \"source\": \"devpts\","
+	"   \"options\": [\"nosuid\", \"noexec\", \"newinstance\", \"ptmxmode=0666\", \"mode=0620\","
+	"                 \"gid=5\"]},"
+	"  {\"destination\": \"/dev/shm\", \"type\": \"tmpfs\", \"source\": \"shm\","
+	"   \"options\": [\"nosuid\", \"noexec\", \"nodev\", \"mode=1777\", \"size=65536k\"]},"
+	"  {\"destination\": \"/dev/mqueue\", \"type\": \"mqueue\", \"source\": \"mqueue\","
+	"   \"options\": [\"nosuid\", \"noexec\", \"nodev\"]},"
+	"  {\"destination\": \"/sys\", \"type\": \"sysfs\", \"source\": \"sysfs\","
+	"   \"options\": [\"nosuid\", \"noexec\", \"nodev\", \"ro\"]},"
+	"  {\"destination\": \"/tmp\", \"type\": \"tmpfs\", \"source\": \"tmpfs\","
+	"   \"options\": [\"nosuid\", \"nodev\", \"mode=1777\", \"size=65536k\"]}"
+	"],"
+	"\"linux\": {"
+	"  \"uidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}],"
+	"  \"gidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}],"
+	"  \"resources\": {\"pids\": {\"limit\": 1024}},"
+	"  \"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"network\"}, {\"type\": \"ipc\"},"
+	"                   {\"type\": \"uts\"}, {\"type\": \"mount\"}, {\"type\": \"cgroup\"},"
+	"                   {\"type\": \"user\"}],"
+	"  \"maskedPaths\": [\"/proc/acpi\", \"/proc/asound\", \"/proc/kcore\", \"/proc/keys\","
+	"                    \"/proc/latency_stats\", \"/proc/timer_list\", \"/proc/timer_stats\","
+	"                    \"/proc/sched_debug\", \"/proc/scsi\", \"/sys/firmware\","
+	"                    \"/sys/devices/virtual/powercap\"],"
+	"  \"readonlyPaths\": [\"/proc/bus\", \"/proc/fs\", \"/proc/irq\", \"/proc/sys\","
+	"                      \"/proc/sysrq-trigger\"]"
+	"}"
+	"}";
+
+/* Remove "gid=5" from the devpts mount: a one-id map has no group 5. */
+static void drop_devpts_gid(struct oci_mount *m)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < m->options_len; i++) {
+		if (strncmp(m->options[i], "gid=", 4) == 0)
+			free(m->options[i]);
+		else
+			m->options[j++] = m->options[i];
+	}
+	m->options_len = j;
+}
+
+/* /sys cannot be mounted without owning a network namespace's user
+ * namespace from the host's view; a rootless container binds it. */
+static void bind_sys(struct oci_mount *m)
+{
+	static const char *const opts[] = { "rbind", "nosuid", "noexec", "nodev", "ro" };
+	size_t i;
+
+	for (i = 0; i < m->options_len; i++)
+		free(m->options[i]);
+	free(m->options);
+	m->options = xcalloc(MOAT_ARRAY_SIZE(opts), sizeof(char *));
+	for (i = 0; i < MOAT_ARRAY_SIZE(opts); i++)
+		m->options[i] = xstrdup(opts[i]);
+	m->options_len = MOAT_ARRAY_SIZE(opts);
+	free(m->type);
+	free(m->source);
+	m->type = xstrdup("bind");
+	m->source = xstrdup("/sys");
+}
+
+static void make_rootless(struct oci_config *cfg, uid_t uid, gid_t gid)
+{
+	struct oci_linux *lx = cfg->linux;
+	size_t i;
+
+	lx->uid_mappings[0]->host_id = uid;
+	lx->uid_mappings[0]->size = 1;
+	lx->gid_mappings[0]->host_id = gid;
+	lx->gid_mappings[0]->size = 1;
+	ocijson_free(&oci_resources_type, lx->resources);
+	lx->resources = NULL;
+	for (i = 0; i < cfg->mounts_len; i++) {
+		if (strcmp(cfg->mounts[i]->destination, "/dev/pts") == 0)
+			drop_devpts_gid(cfg->mounts[i]);
+		else if (strcmp(cfg->mounts[i]->destination, "/sys") == 0)
+			bind_sys(cfg->mounts[i]);
+	}
+}
+
+int moat_spec_default(bool rootless, uid_t uid, gid_t gid, struct oci_config **ret,
+		      moat_error *err)
+{
+	_cleanup_free_ char *msg = NULL;
+	struct oci_config *cfg = NULL;
+	int r;
+
+	r = oci_config_parse_data(default_config, sizeof(default_config) - 1, "default config",
+				  &cfg, &msg);
+	if (r < 0)
+		return moat_error_set(err, EINVAL, "%s", msg ? msg : "default config");
+	if (rootless)
+		make_rootless(cfg, uid, gid);
+	*ret = cfg;
+	return 0;
+}

@@ -1,0 +1,207 @@
+/* moat: where a container's state lives and what status it is in. */
+#include "state.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include "utils.h"
+
+#define S struct moat_state
+static const struct ocijson_field state_fields[] = {
+	OCIJSON_STR(S, "ociVersion", oci_version, OCIJSON_REQUIRED),
+	OCIJSON_STR(S, "id", id, OCIJSON_REQUIRED),
+	OCIJSON_I64_REQ(S, "pid", pid),
+	OCIJSON_U64_REQ(S, "pidStartTime", pid_start),
+	OCIJSON_STR(S, "bundle", bundle, OCIJSON_REQUIRED),
+	OCIJSON_STR(S, "rootfs", rootfs, OCIJSON_REQUIRED),
+	OCIJSON_STR(S, "created", created, OCIJSON_REQUIRED),
+	OCIJSON_U32_REQ(S, "owner", owner),
+	OCIJSON_STR(S, "cgroupPath", cgroup_path, 0),
+	OCIJSON_STR(S, "isolation", isolation, 0),
+	OCIJSON_STR_MAP(S, "annotations", annotations, 0),
+};
+#undef S
+const struct ocijson_type moat_state_type =
+	OCIJSON_TYPE("moat-state", struct moat_state, state_fields, NULL);
+
+static const char *const status_names[] = {
+	[MOAT_STATUS_CREATING] = "creating", [MOAT_STATUS_CREATED] = "created",
+	[MOAT_STATUS_RUNNING] = "running",   [MOAT_STATUS_PAUSED] = "paused",
+	[MOAT_STATUS_STOPPED] = "stopped",
+};
+
+const char *moat_status_name(enum moat_status s)
+{
+	return status_names[s];
+}
+
+int moat_validate_id(const char *id, moat_error *err)
+{
+	const unsigned char *p;
+	size_t len = strlen(id);
+
+	if (len == 0)
+		return moat_error_set(err, EINVAL, "container ID: must not be empty");
+	if (len > MOAT_ID_MAX)
+		return moat_error_set(err, EINVAL, "container ID: longer than %d bytes", MOAT_ID_MAX);
+	if (strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+		return moat_error_set(err, EINVAL, "container ID '%s': not allowed", id);
+	for (p = (const unsigned char *)id; *p; p++) {
+		if (*p == '/')
+			return moat_error_set(err, EINVAL, "container ID '%s': must not contain '/'", id);
+		if (*p < 0x20 || *p == 0x7f)
+			return moat_error_set(err, EINVAL,
+					      "container ID: must not contain control characters");
+	}
+	return 0;
+}
+
+static int lock_dir(int dirfd, const char *id, moat_error *err)
+{
+	while (flock(dirfd, LOCK_EX) < 0) {
+		if (errno != EINTR)
+			return moat_error_set(err, errno, "lock container '%s'", id);
+	}
+	return 0;
+}
+
+int moat_state_dir_create(const char *root, const char *id, int *ret_dirfd, moat_error *err)
+{
+	_cleanup_close_ int rootfd = -1, dirfd = -1;
+
+	if (moat_validate_id(id, err) < 0)
+		return moat_error_ret(err);
+	if (mkdir_p(root, 0700, err) < 0)
+		return moat_error_prefix(err, "--root");
+	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return moat_error_set(err, errno, "--root: open '%s'", root);
+	if (mkdirat(rootfd, id, 0700) < 0) {
+		if (errno == EEXIST)
+			return moat_error_set(err, EEXIST, "container '%s' already exists", id);
+		return moat_error_set(err, errno, "create state directory '%s/%s'", root, id);
+	}
+	dirfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0 || lock_dir(dirfd, id, err) < 0) {
+		int saved = errno;
+		unlinkat(rootfd, id, AT_REMOVEDIR);
+		if (dirfd < 0)
+			return moat_error_set(err, saved, "open state directory '%s/%s'", root, id);
+		return moat_error_ret(err);
+	}
+	*ret_dirfd = TAKE_FD(dirfd);
+	return 0;
+}
+
+int moat_state_dir_open(const char *root, const char *id, int *ret_dirfd, moat_error *err)
+{
+	_cleanup_free_ char *path = NULL;
+	_cleanup_close_ int dirfd = -1;
+
+	if (moat_validate_id(id, err) < 0)
+		return moat_error_ret(err);
+	path = xasprintf("%s/%s", root, id);
+	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0) {
+		if (errno == ENOENT)
+			return moat_error_set(err, ENOENT, "container '%s' does not exist", id);
+		return moat_error_set(err, errno, "open state directory '%s'", path);
+	}
+	if (lock_dir(dirfd, id, err) < 0)
+		return moat_error_ret(err);
+	*ret_dirfd = TAKE_FD(dirfd);
+	return 0;
+}
+
+int moat_state_dir_remove(const char *root, const char *id, moat_error *err)
+{
+	_cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (rootfd < 0)
+		return moat_error_set(err, errno, "open '%s'", root);
+	if (remove_tree_at(rootfd, id, err) < 0)
+		return moat_error_prefix(err, "remove state of '%s'", id);
+	return 0;
+}
+
+int moat_state_write(int dirfd, const struct moat_state *st, moat_error *err)
+{
+	_cleanup_free_ char *json = NULL, *msg = NULL;
+	size_t len;
+	int r;
+
+	r = ocijson_generate(&moat_state_type, st, true, &json, &len, &msg);
+	if (r < 0)
+		return moat_error_set(err, -r, "state.json: %s", msg ? msg : "generate");
+	return write_file_atomic_at(dirfd, MOAT_STATE_FILE, json, len, 0600, err);
+}
+
+int moat_state_read(int dirfd, struct moat_state **ret, moat_error *err)
+{
+	_cleanup_free_ char *data = NULL, *msg = NULL;
+	size_t len;
+	void *st = NULL;
+	int r;
+
+	if (read_file_at(dirfd, MOAT_STATE_FILE, OCIJSON_MAX_FILE_SIZE, &data, &len, err) < 0)
+		return moat_error_ret(err);
+	r = ocijson_parse_data(&moat_state_type, data, len, MOAT_STATE_FILE, &st, &msg);
+	if (r < 0)
+		return moat_error_set(err, EINVAL, "%s", msg ? msg : "state.json: invalid");
+	*ret = st;
+	return 0;
+}
+
+void moat_state_free(struct moat_state *st)
+{
+	ocijson_free(&moat_state_type, st);
+}
+
+uint64_t moat_pid_start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	char state;
+	int i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return 0;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (p == NULL || (p = strrchr(buf, ')')) == NULL)
+		return 0;
+	/* After "pid (comm)": field 3 is the state; the 20th space after the
+	 * ")" starts field 22, the start time. */
+	if (sscanf(p + 1, " %c", &state) != 1 || state == 'Z' || state == 'X')
+		return 0;
+	for (i = 0; i < 20 && p; i++)
+		p = strchr(p + 1, ' ');
+	if (p == NULL || sscanf(p, " %llu", &start) != 1)
+		return 0;
+	return start;
+}
+
+bool moat_state_pid_alive(const struct moat_state *st)
+{
+	if (st->pid <= 0)
+		return false;
+	return moat_pid_start_time((pid_t)st->pid) == st->pid_start;
+}
+
+enum moat_status moat_state_status(int dirfd, const struct moat_state *st)
+{
+	struct stat sb;
+
+	if (!moat_state_pid_alive(st))
+		return MOAT_STATUS_STOPPED;
+	if (fstatat(dirfd, MOAT_EXEC_FIFO, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+		return MOAT_STATUS_CREATED;
+	return MOAT_STATUS_RUNNING;
+}

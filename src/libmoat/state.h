@@ -1,0 +1,69 @@
+/* moat: where a container's state lives and what status it is in.
+ *
+ * Each container owns <root>/<id>/ (mode 0700) holding state.json (this
+ * struct, written atomically), config.json (the effective config, after
+ * policy), and exec.fifo while the container is created but not started.
+ * Every operation takes an exclusive flock on the directory. */
+#ifndef MOAT_STATE_H
+#define MOAT_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "ocijson.h"
+
+#define MOAT_ID_MAX 1024
+#define MOAT_STATE_FILE "state.json"
+#define MOAT_CONFIG_FILE "config.json"
+#define MOAT_EXEC_FIFO "exec.fifo"
+
+struct moat_state {
+	char *oci_version;
+	char *id;
+	int64_t pid;               /* host pid of the container init */
+	uint64_t pid_start;        /* its start time (/proc/<pid>/stat field 22): defeats PID reuse */
+	char *bundle;
+	char *rootfs;
+	char *created;             /* RFC 3339, UTC */
+	uint32_t owner;            /* uid that created the container */
+	char *cgroup_path;         /* as resolved from linux.cgroupsPath */
+	char *isolation;           /* "container" (microVM later) */
+	struct oci_string_map *annotations;
+};
+
+extern const struct ocijson_type moat_state_type;
+
+enum moat_status {
+	MOAT_STATUS_CREATING,
+	MOAT_STATUS_CREATED,
+	MOAT_STATUS_RUNNING,
+	MOAT_STATUS_PAUSED,
+	MOAT_STATUS_STOPPED,
+};
+
+const char *moat_status_name(enum moat_status s);
+
+/* Reject empty, ".", "..", "/", control characters and more than 1024 bytes. */
+int moat_validate_id(const char *id, moat_error *err);
+
+/* Make <root>/<id>/ (an existing one is "already exists") and lock it. */
+int moat_state_dir_create(const char *root, const char *id, int *ret_dirfd, moat_error *err);
+/* Open and lock an existing container's directory. */
+int moat_state_dir_open(const char *root, const char *id, int *ret_dirfd, moat_error *err);
+/* Remove <root>/<id>/ and everything in it. */
+int moat_state_dir_remove(const char *root, const char *id, moat_error *err);
+
+int moat_state_write(int dirfd, const struct moat_state *st, moat_error *err);
+int moat_state_read(int dirfd, struct moat_state **ret, moat_error *err);
+void moat_state_free(struct moat_state *st);
+
+/* Start time of pid, 0 if it does not exist or is a zombie. */
+uint64_t moat_pid_start_time(pid_t pid);
+/* True if pid is alive and is the process the state recorded. */
+bool moat_state_pid_alive(const struct moat_state *st);
+/* Status from the recorded pid and the files in the directory. */
+enum moat_status moat_state_status(int dirfd, const struct moat_state *st);
+
+#endif

@@ -1,0 +1,49 @@
+/* moat: the messages moat and the processes it forks exchange while a
+ * container is built. One SOCK_SEQPACKET socket pair; every message is one
+ * fixed-size record, so a read never sees half a message. */
+#ifndef MOAT_SYNC_H
+#define MOAT_SYNC_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+enum moat_sync_type {
+	MOAT_SYNC_USERNS_READY = 1, /* stage 1 -> parent: write my id maps */
+	MOAT_SYNC_USERNS_MAPPED,    /* parent -> stage 1 */
+	MOAT_SYNC_INIT_PID,         /* stage 1 -> parent: value = container init pid */
+	MOAT_SYNC_CGROUP_DONE,      /* parent -> init: you are in the cgroup */
+	MOAT_SYNC_READY,            /* init -> parent: set up, waiting for start */
+	MOAT_SYNC_ERROR,            /* child -> parent: code + message, then exits */
+	MOAT_SYNC_CONSOLE,          /* init -> parent: the pty master, as SCM_RIGHTS */
+};
+
+/* Long enough for a chained error naming two paths. */
+#define MOAT_SYNC_MSG_MAX 2048
+
+struct moat_sync_msg {
+	int32_t type;
+	int32_t code;
+	int64_t value;
+	char msg[MOAT_SYNC_MSG_MAX];
+};
+
+int moat_sync_pair(int ret_fds[2], moat_error *err);
+int moat_sync_send(int fd, enum moat_sync_type type, int64_t value, moat_error *err);
+/* Report an error to the parent; used by a child just before it exits. */
+void moat_sync_send_error(int fd, const moat_error *err);
+/* Wait for a message of the given type. A MOAT_SYNC_ERROR from the peer is
+ * turned into err (the child's own message); EOF means the peer died. */
+int moat_sync_expect(int fd, enum moat_sync_type type, int64_t *ret_value, moat_error *err);
+
+/* Pass an fd with a message (SCM_RIGHTS), and receive it. */
+int moat_sync_send_fd(int fd, enum moat_sync_type type, int passed_fd, moat_error *err);
+int moat_sync_expect_fd(int fd, enum moat_sync_type type, int *ret_fd, moat_error *err);
+
+/* Send fd over a unix socket at path: the --console-socket protocol, which
+ * containerd, conmon and runc's recvtty speak: one message whose payload is
+ * a name and whose control data carries the fd. */
+int moat_send_fd_to_socket(const char *path, int passed_fd, const char *name, moat_error *err);
+
+#endif

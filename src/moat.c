@@ -1,0 +1,171 @@
+/* moat: an OCI runtime, hardened by default. Entry point: global options
+ * and dispatch to one file per subcommand. */
+#include "moat.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "utils.h"
+
+#define MOAT_DEFAULT_ROOT "/run/moat"
+
+static const struct moat_command commands[] = {
+	{ "create", "create a container and stop it before the user process", moat_cmd_create },
+	{ "delete", "delete a container and everything it owns", moat_cmd_delete },
+	{ "kill", "send a signal to a container's process (or all, with --all)", moat_cmd_kill },
+	{ "list", "list containers", moat_cmd_list },
+	{ "run", "create and start a container", moat_cmd_run },
+	{ "spec", "write a hardened default config.json", moat_cmd_spec },
+	{ "start", "start the user process of a created container", moat_cmd_start },
+	{ "state", "print a container's state as JSON", moat_cmd_state },
+};
+
+static void print_version(void)
+{
+	printf("moat version %s\n", PACKAGE_VERSION);
+	printf("spec: 1.2.0\n");
+	printf("+SECCOMP +CAP +USERNS +PIDFD +OPENAT2 %cSELINUX\n",
+#ifdef HAVE_SELINUX
+	       '+'
+#else
+	       '-'
+#endif
+	);
+}
+
+static void print_help(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "Usage: moat [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\n\n"
+		     "moat is an OCI container runtime, hardened by default: user namespace,\n"
+		     "no capabilities, no_new_privs, no host mounts, loopback-only network.\n\n"
+		     "Commands:\n");
+	for (i = 0; i < MOAT_ARRAY_SIZE(commands); i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out,
+		"\nGlobal options:\n"
+		"  --root DIR              state directory (default " MOAT_DEFAULT_ROOT ")\n"
+		"  --log FILE              also write diagnostics to FILE\n"
+		"  --log-format text|json  format of the --log file (default text)\n"
+		"  --debug                 log debug messages\n"
+		"  --systemd-cgroup        treat cgroupsPath as slice:prefix:name\n"
+		"  --cgroup-manager M      cgroupfs, systemd or disabled\n"
+		"  --rootless true|false|auto  accepted for compatibility\n"
+		"  -v, --version           print the version and feature tags\n"
+		"  -h, --help              print this help; `moat COMMAND --help` for a command\n");
+}
+
+int moat_usage_error(const char *cmd, const char *fmt, ...)
+{
+	_cleanup_free_ char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	moat_log_error("%s: %s (see 'moat %s --help')", cmd, msg ? msg : "bad arguments", cmd);
+	return EXIT_FAILURE;
+}
+
+int moat_want_id(const char *cmd, int argc, char **argv, int optind_, const char **ret_id)
+{
+	if (argc - optind_ < 1)
+		return moat_usage_error(cmd, "missing container ID");
+	if (argc - optind_ > 1)
+		return moat_usage_error(cmd, "unexpected argument '%s'", argv[optind_ + 1]);
+	*ret_id = argv[optind_];
+	return 0;
+}
+
+enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD_CGROUP, OPT_CGROUP_MANAGER,
+       OPT_ROOTLESS };
+
+static int parse_globals(int argc, char **argv, struct moat_globals *g)
+{
+	static const struct option opts[] = {
+		{ "root", required_argument, NULL, OPT_ROOT },
+		{ "log", required_argument, NULL, OPT_LOG },
+		{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
+		{ "debug", no_argument, NULL, OPT_DEBUG },
+		{ "systemd-cgroup", no_argument, NULL, OPT_SYSTEMD_CGROUP },
+		{ "cgroup-manager", required_argument, NULL, OPT_CGROUP_MANAGER },
+		{ "rootless", required_argument, NULL, OPT_ROOTLESS },
+		{ "version", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+vh", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_ROOT: g->root = optarg; break;
+		case OPT_LOG: g->log_path = optarg; break;
+		case OPT_LOG_FORMAT:
+			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
+				fprintf(stderr, "moat: --log-format: '%s' is not text or json\n", optarg);
+				return -1;
+			}
+			g->log_json = strcmp(optarg, "json") == 0;
+			break;
+		case OPT_DEBUG: g->debug = true; break;
+		case OPT_SYSTEMD_CGROUP: g->systemd_cgroup = true; break;
+		case OPT_CGROUP_MANAGER:
+			if (strcmp(optarg, "cgroupfs") && strcmp(optarg, "systemd") && strcmp(optarg, "disabled")) {
+				fprintf(stderr, "moat: --cgroup-manager: '%s' is not cgroupfs, systemd or disabled\n", optarg);
+				return -1;
+			}
+			g->cgroup_manager = optarg;
+			if (strcmp(optarg, "systemd") == 0)
+				g->systemd_cgroup = true;
+			break;
+		case OPT_ROOTLESS:
+			if (strcmp(optarg, "true") && strcmp(optarg, "false") && strcmp(optarg, "auto")) {
+				fprintf(stderr, "moat: --rootless: '%s' is not true, false or auto\n", optarg);
+				return -1;
+			}
+			g->rootless = optarg;
+			break;
+		case 'v': print_version(); exit(EXIT_SUCCESS);
+		case 'h': print_help(stdout); exit(EXIT_SUCCESS);
+		default: return -1;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct moat_globals g = { .root = MOAT_DEFAULT_ROOT, .argv0 = argv[0] };
+	moat_error err = MOAT_ERROR_INIT;
+	size_t i;
+	int r;
+
+	if (parse_globals(argc, argv, &g) < 0) {
+		fprintf(stderr, "moat: see 'moat --help'\n");
+		return EXIT_FAILURE;
+	}
+	if (moat_log_open(g.log_path, g.log_json ? MOAT_LOG_JSON : MOAT_LOG_TEXT, g.debug, &err) < 0)
+		return moat_fail(&err);
+	if (optind >= argc) {
+		print_help(stderr);
+		return EXIT_FAILURE;
+	}
+	for (i = 0; i < MOAT_ARRAY_SIZE(commands); i++) {
+		if (strcmp(argv[optind], commands[i].name) != 0)
+			continue;
+		argc -= optind;
+		argv += optind;
+		optind = 0; /* reset getopt for the subcommand */
+		r = commands[i].run(&g, argc, argv);
+		moat_log_close();
+		return r;
+	}
+	moat_log_error("unknown command '%s' (see 'moat --help')", argv[optind]);
+	return EXIT_FAILURE;
+}

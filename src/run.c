@@ -1,0 +1,20 @@
+/* moat run: create and start a container, by default in the foreground. */
+#include <stdlib.h>
+
+#include "container.h"
+#include "log.h"
+#include "moat.h"
+
+int moat_cmd_run(struct moat_globals *g, int argc, char **argv)
+{
+	moat_error err = MOAT_ERROR_INIT;
+	struct moat_create_opts o;
+	bool detach = false;
+	int status = 0;
+
+	if (moat_parse_create_args(g, "run", argc, argv, &o, &detach) != 0)
+		return EXIT_FAILURE;
+	if (moat_container_run(&o, detach, &status, &err) < 0)
+		return moat_fail(&err);
+	return detach ? EXIT_SUCCESS : status;
+}

@@ -1,0 +1,206 @@
+#!/usr/bin/env bats
+# The command line itself: version, help, global options, error reporting.
+
+load helpers
+
+@test "--version prints the version line and the feature tags" {
+	run --separate-stderr "$MOAT_BINARY" --version
+	assert_success
+	assert_line --index 0 --regexp '^moat version [0-9]+\.[0-9]+\.[0-9]+$'
+	assert_line --regexp '(^| )[+-]SECCOMP( |$)'
+	assert_line --regexp '(^| )[+-]CAP( |$)'
+	assert_line --regexp '(^| )[+-]SELINUX( |$)'
+}
+
+@test "-v is the short form of --version" {
+	run "$MOAT_BINARY" --version
+	long=$output
+	run --separate-stderr "$MOAT_BINARY" -v
+	assert_success
+	assert_output "$long"
+}
+
+@test "--version tags say whether SELinux support was built in" {
+	run "$MOAT_BINARY" --version
+	assert_success
+	# exactly one of +SELINUX / -SELINUX
+	assert_equal "$(grep -oE '[+-]SELINUX' <<<"$output" | wc -l)" 1
+}
+
+@test "--help lists the commands of this milestone" {
+	run --separate-stderr "$MOAT_BINARY" --help
+	assert_success
+	for cmd in create delete kill list run spec start state; do
+		assert_line --regexp "^ +$cmd( |$)"
+	done
+}
+
+@test "--help does not list commands that are not there yet" {
+	run --separate-stderr "$MOAT_BINARY" --help
+	assert_success
+	for cmd in exec ps pause resume update features checkpoint restore events; do
+		refute_line --regexp "^ +$cmd( |$)"
+	done
+}
+
+@test "--help lists the global options" {
+	run --separate-stderr "$MOAT_BINARY" --help
+	assert_success
+	for opt in --root --log --log-format --debug --systemd-cgroup --cgroup-manager --rootless --version --help; do
+		assert_output --partial -- "$opt"
+	done
+}
+
+@test "-h is the short form of --help" {
+	run "$MOAT_BINARY" --help
+	long=$output
+	run --separate-stderr "$MOAT_BINARY" -h
+	assert_success
+	assert_output "$long"
+}
+
+@test "every command has --help that succeeds and names its flags" {
+	declare -A flags=(
+		[spec]='--bundle --rootless'
+		[run]='--bundle --pid-file --detach --no-pivot --no-new-keyring --preserve-fds --console-socket'
+		[create]='--bundle --pid-file --no-pivot --no-new-keyring --preserve-fds --console-socket'
+		[start]=''
+		[state]=''
+		[list]='--format --quiet'
+		[kill]='--all'
+		[delete]='--force'
+	)
+	for cmd in "${!flags[@]}"; do
+		run --separate-stderr "$MOAT_BINARY" "$cmd" --help
+		assert_success
+		assert_output --partial "$cmd"
+		for flag in ${flags[$cmd]}; do
+			assert_output --partial -- "$flag"
+		done
+	done
+}
+
+@test "no command prints usage and fails" {
+	run --separate-stderr "$MOAT_BINARY"
+	assert_failure
+}
+
+@test "an unknown command fails with one line naming it" {
+	run --separate-stderr moat frobnicate
+	assert_moat_error 'frobnicate'
+}
+
+@test "commands that do not exist yet are unknown commands" {
+	for cmd in exec ps pause resume update features; do
+		run --separate-stderr moat "$cmd" x
+		assert_moat_error "$cmd"
+	done
+}
+
+@test "an unknown global option fails" {
+	run --separate-stderr "$MOAT_BINARY" --no-such-option list
+	assert_moat_error 'no-such-option'
+	assert_output ''
+}
+
+@test "an unknown command option fails with one line" {
+	run --separate-stderr moat list --no-such-option
+	assert_moat_error
+}
+
+@test "a command missing its container ID fails with one line" {
+	for cmd in create run start state kill delete; do
+		run --separate-stderr moat "$cmd"
+		assert_moat_error
+	done
+}
+
+@test "a command given two container IDs fails with one line" {
+	for cmd in start state delete; do
+		run --separate-stderr moat "$cmd" a b
+		assert_moat_error
+	done
+}
+
+@test "--root selects the state directory" {
+	make_bundle
+	cfg_args sleep 1000
+	moat_create
+	[[ -d $MOAT_ROOT/$CID ]]
+	run "$MOAT_BINARY" --root "$TEST_DIR/other-root" list -q
+	refute_line "$CID"
+	run moat list -q
+	assert_line "$CID"
+}
+
+@test "--log-format accepts text and json and refuses anything else" {
+	run --separate-stderr moat --log-format text list
+	assert_success
+	run --separate-stderr moat --log-format json list
+	assert_success
+	run --separate-stderr moat --log-format xml list
+	assert_moat_error 'xml'
+}
+
+@test "--log FILE with --log-format json writes errors as JSON lines with level, msg and time" {
+	log=$TEST_DIR/moat.log
+	run --separate-stderr moat --log "$log" --log-format json state no-such-container
+	assert_failure
+	[[ -s $log ]]
+	# every line is one JSON object
+	while IFS= read -r line; do
+		jq -e 'type == "object"' <<<"$line" >/dev/null || fail "not a JSON object: $line"
+	done <"$log"
+	run jq -e -s 'map(select(.level == "error")) | length >= 1' "$log"
+	assert_success
+	run jq -r -s 'map(select(.level == "error"))[0] | .msg' "$log"
+	assert_output --partial no-such-container
+	run jq -r -s 'map(select(.level == "error"))[0] | .time' "$log"
+	assert_output --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}'
+}
+
+@test "--log FILE in text format receives the error too" {
+	log=$TEST_DIR/moat.log
+	run --separate-stderr moat --log "$log" state no-such-container
+	assert_failure
+	grep -q no-such-container "$log"
+}
+
+@test "--log to an unwritable path fails with one line" {
+	run --separate-stderr moat --log "$TEST_DIR/no/such/dir/log" list
+	assert_moat_error
+}
+
+@test "--debug is accepted" {
+	run --separate-stderr moat --debug list
+	assert_success
+}
+
+@test "--systemd-cgroup is accepted" {
+	run --separate-stderr moat --systemd-cgroup list
+	assert_success
+}
+
+@test "--cgroup-manager accepts cgroupfs, systemd and disabled only" {
+	for m in cgroupfs systemd disabled; do
+		run --separate-stderr moat --cgroup-manager "$m" list
+		assert_success
+	done
+	run --separate-stderr moat --cgroup-manager bogus list
+	assert_moat_error 'bogus'
+}
+
+@test "--rootless accepts true, false and auto only" {
+	for v in true false auto; do
+		run --separate-stderr moat --rootless "$v" list
+		assert_success
+	done
+	run --separate-stderr moat --rootless maybe list
+	assert_moat_error 'maybe'
+}
+
+@test "global options go before the command" {
+	run --separate-stderr "$MOAT_BINARY" --root "$MOAT_ROOT" --debug --log "$TEST_DIR/log" --log-format json list -q
+	assert_success
+	assert_output ''
+}

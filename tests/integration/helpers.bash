@@ -1,0 +1,433 @@
+#!/bin/bash
+# Shared setup for moat's integration tests. Every .bats file does
+# `load helpers` and gets:
+#
+#   setup_file   builds (once per run) a busybox-static rootfs cache
+#   setup        a private state root ($MOAT_ROOT), a private temp dir
+#                ($TEST_DIR, world-traversable) and a fresh container ID ($CID)
+#   teardown     force-deletes every container under $MOAT_ROOT, kills the
+#                pids recorded in $TEST_DIR/*.pid, lazily unmounts anything
+#                left under the temp dirs (deepest first), then removes them
+#
+# A file that needs its own setup/teardown defines it and calls
+# moat_setup / moat_teardown from it.
+#
+# The host's / is a shared mount: a mount leaked under a temp dir is visible
+# on the host, and `rm -rf` of a dir with /proc bound under it walks into the
+# host's /proc. Nothing here removes a directory that still has a mount
+# under it.
+
+# shellcheck disable=SC2154 # bats sets status, output, stderr, stderr_lines
+bats_require_minimum_version 1.5.0
+
+load /usr/lib/bats/bats-support/load
+load /usr/lib/bats/bats-assert/load
+
+: "${MOAT_BINARY:?MOAT_BINARY must be the absolute path of the moat binary}"
+
+# How long the polling helpers wait for a state change before giving up.
+# This bounds a hang; it is not a performance assertion.
+MOAT_WAIT_TRIES=${MOAT_WAIT_TRIES:-600} # x 0.1 s
+
+# --- the moat wrapper -----------------------------------------------------
+
+# moat ARGS...: the binary under test with this test's private state root.
+moat() {
+	"$MOAT_BINARY" --root "$MOAT_ROOT" "$@"
+}
+
+# --- rootfs cache ---------------------------------------------------------
+
+# build_rootfs_cache: a busybox-static rootfs shared by every file of this
+# bats run, built once under $BATS_RUN_TMPDIR.
+build_rootfs_cache() {
+	ROOTFS_CACHE=$BATS_RUN_TMPDIR/moat-rootfs
+	export ROOTFS_CACHE
+	[[ -e $ROOTFS_CACHE/.complete ]] && return 0
+
+	local busybox=/bin/busybox tmp applet
+	if [[ ! -x $busybox ]] || ldd "$busybox" >/dev/null 2>&1; then
+		echo "# $busybox is not a static binary: install busybox-static" >&2
+		return 1
+	fi
+	tmp=$(mktemp -d "$BATS_RUN_TMPDIR/rootfs.XXXXXX")
+	mkdir -p "$tmp"/{bin,dev,proc,sys,tmp,etc,root}
+	cp "$busybox" "$tmp/bin/busybox"
+	for applet in $("$tmp/bin/busybox" --list); do
+		[[ $applet == busybox || -e $tmp/bin/$applet ]] && continue
+		ln -s busybox "$tmp/bin/$applet"
+	done
+	cat >"$tmp/etc/passwd" <<-'EOF'
+		root:x:0:0:root:/root:/bin/sh
+		nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+	EOF
+	cat >"$tmp/etc/group" <<-'EOF'
+		root:x:0:
+		nogroup:x:65534:
+	EOF
+	chown -R 0:0 "$tmp"
+	chmod -R a+rX,go-w "$tmp"
+	chmod 1777 "$tmp/tmp"
+	touch "$tmp/.complete"
+	mv -T "$tmp" "$ROOTFS_CACHE" 2>/dev/null || rm -rf "$tmp"
+	[[ -e $ROOTFS_CACHE/.complete ]]
+}
+
+# --- per-test setup and teardown ------------------------------------------
+
+moat_setup_file() {
+	build_rootfs_cache
+}
+
+moat_setup() {
+	if ((EUID != 0)); then
+		skip "integration tests need root"
+	fi
+	TEST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/moat-test.XXXXXX")
+	# The container's root is an unprivileged host uid: let it reach the
+	# bundle the way it would reach one under /run/containerd.
+	chmod 0755 "$TEST_DIR"
+	MOAT_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/moat-root.XXXXXX")
+	CID=moat-test-$BATS_SUITE_TEST_NUMBER-$RANDOM
+	BUNDLE=
+	export TEST_DIR MOAT_ROOT CID BUNDLE
+	# No test reads the terminal by accident.
+	exec </dev/null
+}
+
+# mounts_under DIR...: mount points at or below each DIR, deepest first.
+mounts_under() {
+	local dir mp
+	local -a found=()
+	while read -r _ _ _ _ mp _; do
+		mp=$(printf '%b' "${mp//\\/\\0}") # mountinfo escapes as \040
+		for dir in "$@"; do
+			[[ -n $dir ]] || continue
+			if [[ $mp == "$dir" || $mp == "$dir"/* ]]; then
+				found+=("$mp")
+				break
+			fi
+		done
+	done </proc/self/mountinfo
+	((${#found[@]} > 0)) || return 0
+	printf '%s\n' "${found[@]}" | sort -r -u
+}
+
+# unmount_under DIR...: lazily unmount everything below DIR, deepest first,
+# until nothing is left (stacked mounts need more than one pass).
+unmount_under() {
+	local pass mp left
+	for pass in 1 2 3 4 5 6 7 8; do
+		left=$(mounts_under "$@")
+		[[ -z $left ]] && return 0
+		while IFS= read -r mp; do
+			umount -l "$mp" 2>/dev/null || true
+		done <<<"$left"
+		: "$pass"
+	done
+	[[ -z $(mounts_under "$@") ]]
+}
+
+# known_container_ids: what `moat list -q` reports, plus any directory in
+# the state root that list may have missed.
+known_container_ids() {
+	local d
+	timeout -k 5 60 "$MOAT_BINARY" --root "$MOAT_ROOT" list -q 2>/dev/null || true
+	for d in "$MOAT_ROOT"/*; do
+		[[ -d $d ]] && basename "$d"
+	done
+}
+
+moat_teardown() {
+	local id f pid ok=0
+	local -a dirs=()
+
+	if [[ -n ${MOAT_ROOT:-} && -d $MOAT_ROOT ]]; then
+		while IFS= read -r id; do
+			[[ -n $id ]] || continue
+			timeout -k 5 60 "$MOAT_BINARY" --root "$MOAT_ROOT" delete --force "$id" \
+				>/dev/null 2>&1 </dev/null || true
+		done < <(known_container_ids | sort -u)
+		dirs+=("$MOAT_ROOT")
+	fi
+	if [[ -n ${TEST_DIR:-} && -d $TEST_DIR ]]; then
+		for f in "$TEST_DIR"/*.pid; do
+			[[ -f $f ]] || continue
+			pid=$(tr -cd '0-9' <"$f")
+			[[ -n $pid ]] && ((pid > 1)) && kill -KILL "$pid" 2>/dev/null
+		done
+		dirs+=("$TEST_DIR")
+	fi
+	((${#dirs[@]} > 0)) || return 0
+
+	if ! unmount_under "${dirs[@]}"; then
+		echo "# teardown: mounts remain, not removing ${dirs[*]}:" >&2
+		mounts_under "${dirs[@]}" >&2
+		return 1
+	fi
+	rm -rf --one-file-system "${dirs[@]}" || ok=1
+	return "$ok"
+}
+
+setup_file() {
+	moat_setup_file
+}
+
+setup() {
+	moat_setup
+}
+
+teardown() {
+	moat_teardown
+}
+
+# --- bundles and config ---------------------------------------------------
+
+# make_bundle [DIR]: a fresh bundle (default $TEST_DIR/bundle) with a copy of
+# the cached rootfs and moat's default config.json, made non-interactive
+# (process.terminal=false). Sets BUNDLE and CONFIG to it.
+make_bundle() {
+	local dir=${1:-$TEST_DIR/bundle}
+	mkdir -p "$dir"
+	chmod 0755 "$dir"
+	cp -a "$ROOTFS_CACHE" "$dir/rootfs"
+	rm -f "$dir/rootfs/.complete"
+	"$MOAT_BINARY" spec --bundle "$dir" || return 1
+	BUNDLE=$dir
+	CONFIG=$dir/config.json
+	cfg_set '.process.terminal = false' || return 1
+}
+
+# cfg_set FILTER [JQ OPTIONS...]: edit $CONFIG in place with jq, e.g.
+#   cfg_set '.process.env += [$e]' --arg e FOO=bar
+cfg_set() {
+	local filter=$1 tmp
+	shift
+	tmp=$(mktemp "$CONFIG.XXXXXX") || return 1
+	if jq "$@" "$filter" "$CONFIG" >"$tmp"; then
+		mv "$tmp" "$CONFIG"
+	else
+		rm -f "$tmp"
+		return 1
+	fi
+}
+
+# cfg_get FILTER: read from $CONFIG (raw output).
+cfg_get() {
+	jq -r "$1" "$CONFIG"
+}
+
+# cfg_args ARG...: set process.args (any characters, leading dashes too).
+cfg_args() {
+	local a list='' i=0
+	local -a jqargs=()
+	for a in "$@"; do
+		jqargs+=(--arg "a$i" "$a")
+		list+="${list:+,}\$a$i"
+		i=$((i + 1))
+	done
+	cfg_set ".process.args = [$list]" "${jqargs[@]}"
+}
+
+# cfg_sh SCRIPT: process.args = sh -c SCRIPT.
+cfg_sh() {
+	cfg_args /bin/sh -c "$1"
+}
+
+# add_script NAME: write stdin as an executable /bin/NAME in $BUNDLE's rootfs.
+add_script() {
+	local path=$BUNDLE/rootfs/bin/$1
+	rm -f "$path"
+	cat >"$path"
+	chmod 0755 "$path"
+}
+
+# --- running containers ---------------------------------------------------
+
+# pid_file [ID]: where a test records the container's host pid; teardown
+# kills whatever pid such a file names.
+pid_file() {
+	echo "$TEST_DIR/${1:-$CID}.pid"
+}
+
+# out_file [ID] / err_file [ID]: the container's stdout / stderr for
+# containers started by moat_create and moat_run_detached.
+out_file() {
+	echo "$TEST_DIR/${1:-$CID}.out"
+}
+err_file() {
+	echo "$TEST_DIR/${1:-$CID}.err"
+}
+
+# with_container_stdio CMD...: run CMD (a moat command that leaves a
+# container behind) with stdin from $CONTAINER_STDIN (default /dev/null,
+# opened read-write so a FIFO does not block), stdout and stderr to
+# out_file/err_file, and bats' fd 3 closed. Use it inside bats' `run`
+# (`run with_container_stdio moat create ...`): a detached container that
+# inherited run's capture pipe would block run until the container exits.
+with_container_stdio() {
+	local rc=0
+	"$@" 0<>"${CONTAINER_STDIN:-/dev/null}" >"$(out_file "$CID")" 2>"$(err_file "$CID")" 3>&- || rc=$?
+	if ((rc != 0)); then
+		echo "# '$1 $2' exited with status $rc; stderr:"
+		cat "$(err_file "$CID")"
+	fi >&2
+	return "$rc"
+}
+
+# moat_create [FLAGS...]: `moat create` $CID from $BUNDLE, recording the pid
+# file, with the container's stdio as with_container_stdio sets it. moat's
+# own messages land in err_file too.
+moat_create() {
+	with_container_stdio moat create --bundle "$BUNDLE" --pid-file "$(pid_file "$CID")" "$@" "$CID"
+}
+
+# moat_run_detached [FLAGS...]: `moat run --detach`, same conventions.
+moat_run_detached() {
+	with_container_stdio moat run --detach --bundle "$BUNDLE" --pid-file "$(pid_file "$CID")" "$@" "$CID"
+}
+
+# run_sh SCRIPT [RUN FLAGS...]: run SCRIPT with /bin/sh -c in a foreground
+# container from $BUNDLE, under bats' `run` (sets $status, $output, $stderr).
+run_sh() {
+	local script=$1
+	shift
+	cfg_sh "$script" || return 1
+	run --separate-stderr moat run --bundle "$BUNDLE" --pid-file "$(pid_file)" "$@" "$CID"
+}
+
+# state_of [ID]: `moat state` JSON.
+state_of() {
+	moat state "${1:-$CID}"
+}
+
+# status_of [ID]: the status field of `moat state`.
+status_of() {
+	moat state "${1:-$CID}" | jq -r .status
+}
+
+# retry CMD...: run CMD every 0.1 s until it succeeds (bounded).
+retry() {
+	local i
+	for ((i = 0; i < MOAT_WAIT_TRIES; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	echo "# gave up waiting for: $*" >&2
+	return 1
+}
+
+status_is() {
+	[[ $(status_of "$1") == "$2" ]]
+}
+
+# wait_for_status STATUS [ID]
+wait_for_status() {
+	retry status_is "${2:-$CID}" "$1"
+}
+
+# wait_for_output PATTERN [FILE]: until FILE (default out_file) has a line
+# matching the grep -E PATTERN.
+wait_for_output() {
+	retry grep -qE -- "$1" "${2:-$(out_file "$CID")}"
+}
+
+# wait_for_file FILE: until FILE exists and is not empty.
+wait_for_file() {
+	retry test -s "$1"
+}
+
+# host_pid [ID]: the container's pid as written to its pid file.
+host_pid() {
+	tr -cd '0-9' <"$(pid_file "${1:-$CID}")"
+}
+
+# process_alive PID: PID exists and is not a zombie.
+process_alive() {
+	local stat
+	[[ $1 =~ ^[0-9]+$ ]] || return 1
+	read -r stat <"/proc/$1/stat" 2>/dev/null || return 1
+	stat=${stat##*) }
+	[[ -n $stat && ${stat:0:1} != [ZX] ]]
+}
+
+process_gone() {
+	! process_alive "$1"
+}
+
+# --- assertions -----------------------------------------------------------
+
+# assert_moat_error [REGEX]: after `run --separate-stderr moat ...` that should
+# fail: non-zero status, exactly one stderr line, starting "moat: ", and
+# matching REGEX (grep -E) when given.
+assert_moat_error() {
+	assert_failure
+	if ((${#stderr_lines[@]} != 1)); then
+		fail "expected exactly one line on stderr, got ${#stderr_lines[@]}:
+$stderr"
+	fi
+	if [[ ${stderr_lines[0]} != "moat: "* ]]; then
+		fail "stderr does not start with 'moat: ': $stderr"
+	fi
+	if [[ -n ${1:-} ]] && ! grep -qE -- "$1" <<<"$stderr"; then
+		fail "stderr does not match /$1/: $stderr"
+	fi
+}
+
+# plain_id ID: ID is usable as a file name (so a state directory can be
+# looked for); the invalid IDs of the ID-rule tests are not.
+plain_id() {
+	[[ -n $1 && $1 != . && $1 != .. && $1 != */* && ${#1} -le 255 ]]
+}
+
+# pids_naming ID: live processes whose command line contains ID, or whose
+# cwd or root is in BUNDLE (when given), other than this shell.
+pids_naming() {
+	local id=$1 bundle=${2:-} f pid
+	{
+		[[ -n $id ]] && grep -l -a -F -e "$id" /proc/[0-9]*/cmdline 2>/dev/null
+		if [[ -n $bundle ]]; then
+			find /proc/[0-9]*/cwd /proc/[0-9]*/root -maxdepth 0 \
+				\( -lname "$bundle" -o -lname "$bundle/*" \) 2>/dev/null
+		fi
+	} | while IFS= read -r f; do
+		pid=${f#/proc/}
+		pid=${pid%%/*}
+		[[ $pid == "$$" || $pid == "$BASHPID" || $pid == "$PPID" ]] && continue
+		process_alive "$pid" && echo "$pid"
+	done | sort -u
+}
+
+# assert_no_residue ID [BUNDLE]: after a failed or finished command, nothing
+# of container ID remains: no state directory, no live process with the pid
+# it recorded, no process naming the ID or living in the bundle, no mount
+# under the bundle, no cgroup directory named after the ID.
+assert_no_residue() {
+	local id=$1 bundle=${2:-$BUNDLE} pid leftover
+
+	if plain_id "$id"; then
+		if [[ -e $MOAT_ROOT/$id ]]; then
+			fail "state directory $MOAT_ROOT/$id remains"
+		fi
+		if [[ -f $(pid_file "$id") ]]; then
+			pid=$(host_pid "$id")
+			if [[ -n $pid ]] && process_alive "$pid"; then
+				fail "container process $pid (from the pid file) is still alive"
+			fi
+		fi
+		leftover=$(find /sys/fs/cgroup -maxdepth 6 -type d -name "*$id*" 2>/dev/null)
+		if [[ -n $leftover ]]; then
+			fail "cgroups remain: $leftover"
+		fi
+	fi
+	plain_id "$id" || id=''
+	for pid in $(pids_naming "$id" "$bundle"); do
+		fail "process $pid remains: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+	done
+	if [[ -n $bundle ]]; then
+		leftover=$(mounts_under "$bundle")
+		if [[ -n $leftover ]]; then
+			fail "mounts remain under the bundle: $leftover"
+		fi
+	fi
+}

@@ -1,0 +1,146 @@
+#!/usr/bin/env bats
+# `moat spec`: writes a hardened default config.json, and what that default
+# says (the same defaults are checked inside a running container by
+# userns.bats, capabilities.bats, mounts.bats, devices.bats, namespaces.bats).
+
+load helpers
+
+# spec_here: run `moat spec` into $TEST_DIR/spec and point CONFIG at it.
+spec_here() {
+	mkdir -p "$TEST_DIR/spec"
+	run --separate-stderr "$MOAT_BINARY" spec --bundle "$TEST_DIR/spec" "$@"
+	assert_success
+	CONFIG=$TEST_DIR/spec/config.json
+}
+
+@test "spec --bundle DIR writes DIR/config.json as valid JSON" {
+	spec_here
+	[[ -f $CONFIG ]]
+	jq -e 'type == "object"' "$CONFIG" >/dev/null
+}
+
+@test "spec -b is the short form of --bundle" {
+	mkdir "$TEST_DIR/b"
+	run --separate-stderr "$MOAT_BINARY" spec -b "$TEST_DIR/b"
+	assert_success
+	jq -e . "$TEST_DIR/b/config.json" >/dev/null
+}
+
+@test "spec without --bundle writes config.json in the current directory" {
+	mkdir "$TEST_DIR/cwd"
+	cd "$TEST_DIR/cwd"
+	run --separate-stderr "$MOAT_BINARY" spec
+	assert_success
+	jq -e . "$TEST_DIR/cwd/config.json" >/dev/null
+}
+
+@test "spec refuses to overwrite an existing config.json" {
+	mkdir "$TEST_DIR/b"
+	echo '{"keep": "me"}' >"$TEST_DIR/b/config.json"
+	run --separate-stderr "$MOAT_BINARY" spec --bundle "$TEST_DIR/b"
+	assert_moat_error 'config.json'
+	assert_equal "$(jq -r .keep "$TEST_DIR/b/config.json")" me
+}
+
+@test "spec into a missing directory fails with one line" {
+	run --separate-stderr "$MOAT_BINARY" spec --bundle "$TEST_DIR/does-not-exist"
+	assert_moat_error
+	[[ ! -e $TEST_DIR/does-not-exist ]]
+}
+
+@test "spec writes a 1.x ociVersion, rootfs as root.path and a process" {
+	spec_here
+	run cfg_get .ociVersion
+	assert_output --regexp '^1\.[0-9]+\.[0-9]+'
+	assert_equal "$(cfg_get .root.path)" rootfs
+	jq -e '.process.args | type == "array" and length > 0' "$CONFIG" >/dev/null
+	jq -e '.process.cwd == "/"' "$CONFIG" >/dev/null
+	jq -e '.process.env | any(startswith("PATH="))' "$CONFIG" >/dev/null
+}
+
+@test "default spec: a user namespace mapping container root to an unprivileged host range" {
+	spec_here
+	jq -e '.linux.namespaces | any(.type == "user")' "$CONFIG" >/dev/null
+	for map in uidMappings gidMappings; do
+		jq -e --arg m "$map" '.linux[$m] | type == "array" and length > 0' "$CONFIG" >/dev/null
+		jq -e --arg m "$map" '.linux[$m] | any(.containerID == 0 and .hostID > 0 and .size >= 1)' \
+			"$CONFIG" >/dev/null || fail "$map does not map container 0 to a non-zero host id"
+		# no host id 0 anywhere in the mapped ranges
+		jq -e --arg m "$map" '.linux[$m] | all(.hostID > 0)' "$CONFIG" >/dev/null
+	done
+}
+
+@test "default spec: pid, network, ipc, uts and mount namespaces" {
+	spec_here
+	for ns in pid network ipc uts mount user; do
+		jq -e --arg ns "$ns" '.linux.namespaces | any(.type == $ns and ((.path // "") == ""))' \
+			"$CONFIG" >/dev/null || fail "no new $ns namespace"
+	done
+}
+
+@test "default spec: no capabilities in any set" {
+	spec_here
+	jq -e '(.process.capabilities // {}) | [.bounding, .effective, .permitted, .inheritable, .ambient]
+		| all((. // []) | length == 0)' "$CONFIG" >/dev/null
+}
+
+@test "default spec: noNewPrivileges is true" {
+	spec_here
+	assert_equal "$(cfg_get .process.noNewPrivileges)" true
+}
+
+@test "default spec: the root filesystem is read-only" {
+	spec_here
+	assert_equal "$(cfg_get .root.readonly)" true
+}
+
+@test "default spec: /tmp is a tmpfs" {
+	spec_here
+	jq -e '.mounts | any(.destination == "/tmp" and .type == "tmpfs")' "$CONFIG" >/dev/null
+}
+
+@test "default spec: no bind mounts of host paths" {
+	spec_here
+	jq -e '.mounts | all(.type != "bind" and ((.options // []) | all(. != "bind" and . != "rbind")))' \
+		"$CONFIG" >/dev/null
+}
+
+@test "default spec: /proc/kcore and friends are masked, /proc/sys is read-only" {
+	spec_here
+	for p in /proc/kcore /proc/keys /proc/timer_list /sys/firmware; do
+		jq -e --arg p "$p" '.linux.maskedPaths | index($p) != null' "$CONFIG" >/dev/null ||
+			fail "$p is not in maskedPaths"
+	done
+	for p in /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus; do
+		jq -e --arg p "$p" '.linux.readonlyPaths | index($p) != null' "$CONFIG" >/dev/null ||
+			fail "$p is not in readonlyPaths"
+	done
+}
+
+@test "default spec: a hostname is set" {
+	spec_here
+	run cfg_get '.hostname // ""'
+	refute_output ''
+}
+
+@test "default spec: the process runs as uid 0 and gid 0 inside the user namespace" {
+	spec_here
+	assert_equal "$(cfg_get .process.user.uid)" 0
+	assert_equal "$(cfg_get .process.user.gid)" 0
+}
+
+@test "spec --rootless writes a valid config that keeps the user namespace" {
+	spec_here --rootless
+	jq -e 'type == "object"' "$CONFIG" >/dev/null
+	jq -e '.linux.namespaces | any(.type == "user")' "$CONFIG" >/dev/null
+	jq -e '.linux.uidMappings | length > 0' "$CONFIG" >/dev/null
+	jq -e '.linux.gidMappings | length > 0' "$CONFIG" >/dev/null
+}
+
+@test "the default spec runs unchanged once a rootfs is in place" {
+	make_bundle
+	# make_bundle only turned terminal off; the rest is moat's default
+	run --separate-stderr moat run --bundle "$BUNDLE" "$CID" <<<'echo hello from the default spec'
+	assert_success
+	assert_output 'hello from the default spec'
+}

@@ -1,0 +1,142 @@
+#!/bin/bash
+# moat's single test runner; `make check` calls it.
+#
+# Runs every cmocka unit test binary named in UNIT_TESTS (paths relative to
+# the current directory, normally the build directory) with TAP output, then
+# every tests/integration/*.bats file with `bats --tap`. All output streams
+# through; the runner counts the TAP results across everything and ends with
+# exactly one line:
+#
+#     N passed, N failed, N skipped
+#
+# It exits non-zero if anything failed.
+#
+# Environment:
+#   MOAT_BINARY  absolute path of the moat binary under test
+#                (default: ./moat in the current directory)
+#   UNIT_TESTS   space-separated unit test binaries
+#   TESTS        optional glob: run only the bats files (and unit tests)
+#                whose name, with or without .bats, matches it, e.g.
+#                TESTS=lifecycle or TESTS='hard*'
+#   BATS_TEST_TIMEOUT  per-test guard against hangs, in seconds (default 300);
+#                it only stops a stuck test, it asserts nothing about speed.
+
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+passed=0
+failed=0
+skipped=0
+failures=()
+
+MOAT_BINARY=${MOAT_BINARY:-$PWD/moat}
+case $MOAT_BINARY in
+/*) ;;
+*) MOAT_BINARY=$PWD/$MOAT_BINARY ;;
+esac
+export MOAT_BINARY
+export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-300}
+
+log=$(mktemp "${TMPDIR:-/tmp}/moat-tests.XXXXXX") || exit 2
+trap 'rm -f "$log"' EXIT
+
+# selected NAME: true when TESTS is unset or matches NAME (with or without
+# its .bats suffix).
+selected() {
+	local name=$1
+	[[ -z ${TESTS:-} ]] && return 0
+	# shellcheck disable=SC2053 # TESTS is a glob on purpose
+	[[ $name == $TESTS || ${name%.bats} == $TESTS ]]
+}
+
+# tally LABEL STATUS: count the TAP lines saved in $log for one test
+# program that exited with STATUS. A program that exits non-zero without
+# reporting a failure, or reports fewer results than it planned, counts as
+# one failure under its own name.
+tally() {
+	local label=$1 status=$2 line planned=0 seen=0 bad=0 re_plan='^1\.\.([0-9]+)'
+	local re_result='^(not )?ok( |$)' re_skip='^(not )?ok( .*)?#[[:space:]]*skip( |$)'
+
+	while IFS= read -r line; do
+		if [[ $line =~ $re_plan ]]; then
+			planned=$((planned + BASH_REMATCH[1]))
+		elif [[ ${line,,} =~ $re_skip ]]; then
+			seen=$((seen + 1))
+			skipped=$((skipped + 1))
+		elif [[ $line =~ $re_result ]]; then
+			seen=$((seen + 1))
+			if [[ -n ${BASH_REMATCH[1]} ]]; then
+				bad=$((bad + 1))
+				failed=$((failed + 1))
+				failures+=("$label: ${line#not ok }")
+			else
+				passed=$((passed + 1))
+			fi
+		fi
+	done <"$log"
+
+	if ((seen < planned)); then
+		failed=$((failed + 1))
+		failures+=("$label: reported $seen of $planned planned results (exit status $status)")
+	elif ((status != 0 && bad == 0)); then
+		failed=$((failed + 1))
+		failures+=("$label: exited with status $status without reporting a failure")
+	fi
+}
+
+# run_one LABEL COMMAND...: run a test program, stream its output, tally it.
+run_one() {
+	local label=$1 status
+	shift
+	echo "# --- $label"
+	"$@" 2>&1 | tee "$log"
+	status=${PIPESTATUS[0]}
+	tally "$label" "$status"
+}
+
+# --- unit tests -----------------------------------------------------------
+read -r -a units <<<"${UNIT_TESTS:-}"
+for unit in "${units[@]}"; do
+	selected "$(basename "$unit")" || continue
+	if [[ ! -x $unit ]]; then
+		failed=$((failed + 1))
+		failures+=("$unit: not built or not executable")
+		echo "# --- $unit: not built or not executable"
+		continue
+	fi
+	case $unit in
+	*/*) path=$unit ;;
+	*) path=./$unit ;;
+	esac
+	CMOCKA_MESSAGE_OUTPUT=TAP run_one "$unit" "$path"
+done
+
+# --- integration tests ----------------------------------------------------
+bats_files=()
+for f in "$here"/integration/*.bats; do
+	[[ -e $f ]] || continue
+	selected "$(basename "$f")" && bats_files+=("$f")
+done
+if ((${#bats_files[@]} > 0)); then
+	if ! command -v bats >/dev/null; then
+		failed=$((failed + 1))
+		failures+=("integration: bats is not installed (Debian package bats)")
+		echo "# bats is not installed (Debian package bats)"
+	elif [[ ! -x $MOAT_BINARY ]]; then
+		failed=$((failed + 1))
+		failures+=("integration: MOAT_BINARY '$MOAT_BINARY' is not executable")
+		echo "# MOAT_BINARY '$MOAT_BINARY' is not executable"
+	else
+		for f in "${bats_files[@]}"; do
+			run_one "integration/$(basename "$f")" bats --tap "$f"
+		done
+	fi
+fi
+
+if ((${#failures[@]} > 0)); then
+	echo "# Failed:"
+	printf '#   %s\n' "${failures[@]}"
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+((failed == 0))
