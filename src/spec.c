@@ -61,7 +61,7 @@ int moat_cmd_spec(struct moat_globals *g, int argc, char **argv)
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		if (errno == EEXIST)
-			moat_error_set(&err, EEXIST, "spec: '%s' exists; remove it first", path);
+			moat_error_msg(&err, EEXIST, "spec: '%s' exists; remove it first", path);
 		else
 			moat_error_set(&err, errno, "spec: create '%s'", path);
 		return moat_fail(&err);

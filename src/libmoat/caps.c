@@ -42,10 +42,10 @@ int moat_caps_parse(char *const *names, size_t n, const char *field, uint64_t *r
 		if (strncasecmp(name, "CAP_", 4) != 0)
 			name = full = xasprintf("CAP_%s", names[i]);
 		if (cap_from_name(name, &v) < 0 || v < 0 || v > 63)
-			return moat_error_set(err, EINVAL, "%s[%zu]: unknown capability '%s'", field, i,
+			return moat_error_msg(err, EINVAL, "%s[%zu]: unknown capability '%s'", field, i,
 					      names[i]);
 		if (v > moat_caps_last_cap())
-			return moat_error_set(err, EINVAL,
+			return moat_error_msg(err, EINVAL,
 					      "%s[%zu]: capability '%s' is not supported by this kernel",
 					      field, i, names[i]);
 		mask |= UINT64_C(1) << v;

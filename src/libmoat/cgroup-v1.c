@@ -244,6 +244,6 @@ int cg_v1_freeze(struct cg_hier *h, bool frozen, moat_error *err)
 
 		cg_write_at(h->fd, h->dir, "freezer.state", "THAWED", &ignored);
 	}
-	return moat_error_set(err, ETIMEDOUT, "cgroup '%s': freezer.state not %s after %u ms",
+	return moat_error_msg(err, ETIMEDOUT, "cgroup '%s': freezer.state not %s after %u ms",
 			      h->dir, want, waited);
 }

@@ -215,7 +215,7 @@ int cg_v2_is_frozen(struct cg_hier *h, bool *ret, moat_error *err)
 			*ret = p[7] == '1';
 			return 0;
 		}
-	return moat_error_set(err, EOPNOTSUPP, "cgroup '%s': cgroup.events has no frozen key",
+	return moat_error_msg(err, EOPNOTSUPP, "cgroup '%s': cgroup.events has no frozen key",
 			      h->dir);
 }
 
@@ -245,7 +245,7 @@ int cg_v2_freeze(struct cg_hier *h, bool frozen, moat_error *err)
 
 		cg_write_at(h->fd, h->dir, "cgroup.freeze", "0", &ignored);
 	}
-	return moat_error_set(err, ETIMEDOUT, "cgroup '%s': not %s after %u ms", h->dir,
+	return moat_error_msg(err, ETIMEDOUT, "cgroup '%s': not %s after %u ms", h->dir,
 			      frozen ? "frozen" : "thawed", waited);
 }
 

@@ -146,7 +146,7 @@ int cg_write_at(int dirfd, const char *dir, const char *file, const char *value,
 	if (n < 0)
 		return moat_error_set(err, errno, "write '%.200s' to '%s/%s'", value, dir, file);
 	if ((size_t)n != len)
-		return moat_error_set(err, EIO, "write '%.200s' to '%s/%s': short write", value, dir,
+		return moat_error_msg(err, EIO, "write '%.200s' to '%s/%s': short write", value, dir,
 				      file);
 	if (cg_hooks != NULL && cg_hooks->wrote != NULL) {
 		_cleanup_free_ char *path = xasprintf("%s/%s", dir, file);
@@ -400,7 +400,7 @@ static int scan_mounts(struct moat_cgroup *cg, moat_error *err)
 		scan_line(cg, &s, line);
 	scan_layout(cg, &s);
 	if (cg->n == 0)
-		r = moat_error_set(err, ENOENT, "detect cgroups: nothing mounted at or below '%s'",
+		r = moat_error_msg(err, ENOENT, "detect cgroups: nothing mounted at or below '%s'",
 				   fsroot());
 	else if (cg->h[cg->n - 1].v2)
 		r = read_v2_controllers(&cg->h[cg->n - 1], err);
@@ -699,7 +699,7 @@ static int remove_cgroup(int parentfd, const char *name, const char *dir, unsign
 	if (fd < 0)
 		return errno == ENOENT ? 0 : moat_error_set(err, errno, "open '%s'", dir);
 	if (depth > CG_MAX_DEPTH)
-		return moat_error_set(err, ELOOP, "remove '%s': nested deeper than %d", dir,
+		return moat_error_msg(err, ELOOP, "remove '%s': nested deeper than %d", dir,
 				      CG_MAX_DEPTH);
 	if (list_subdirs(fd, dir, &subs, &nsubs, err) < 0)
 		return moat_error_ret(err);
@@ -1633,7 +1633,7 @@ static int collect_pids(int fd, const char *dir, struct pidset *s, unsigned dept
 	int r = 0;
 
 	if (depth > CG_MAX_DEPTH)
-		return moat_error_set(err, ELOOP, "'%s': nested deeper than %d", dir, CG_MAX_DEPTH);
+		return moat_error_msg(err, ELOOP, "'%s': nested deeper than %d", dir, CG_MAX_DEPTH);
 	if (cg_read_at(fd, dir, "cgroup.procs", &text, err) < 0)
 		return moat_error_ret(err);
 	pidset_add_text(s, text);

@@ -51,7 +51,7 @@ static int open_container(const char *root, const char *id, struct opened *c, mo
 		return moat_error_ret(err);
 	if (moat_state_read(c->dirfd, &c->st, err) < 0) {
 		if (err->code == ENOENT) {
-			moat_error_set(err, EBUSY, "container '%s' is still being created", id);
+			moat_error_msg(err, EBUSY, "container '%s' is still being created", id);
 		}
 		close(c->dirfd);
 		c->dirfd = -1;
@@ -81,7 +81,7 @@ static int open_init_pidfd(const struct moat_state *st, int *ret_fd, moat_error 
 				      st->id);
 	if (!moat_state_pid_alive(st)) {
 		close(fd);
-		return moat_error_set(err, ESRCH, "container '%s' is not running", st->id);
+		return moat_error_msg(err, ESRCH, "container '%s' is not running", st->id);
 	}
 	*ret_fd = fd;
 	return 0;
@@ -116,7 +116,7 @@ static int read_start_byte(int fd, const struct moat_state *st, moat_error *err)
 				return moat_error_set(err, errno, "read the exec fifo");
 		}
 		if (!moat_state_pid_alive(st))
-			return moat_error_set(err, ESRCH,
+			return moat_error_msg(err, ESRCH,
 					      "container '%s': its init exited before start", st->id);
 	}
 }
@@ -126,7 +126,7 @@ static int start_opened(struct opened *c, moat_error *err)
 	_cleanup_close_ int fd = -1;
 
 	if (c->status != MOAT_STATUS_CREATED)
-		return moat_error_set(err, EINVAL, "container '%s' is %s, not created: cannot start",
+		return moat_error_msg(err, EINVAL, "container '%s' is %s, not created: cannot start",
 				      c->st->id, moat_status_name(c->status));
 	fd = openat(c->dirfd, MOAT_EXEC_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
@@ -166,11 +166,11 @@ static int kill_opened(struct opened *c, int sig, bool all, moat_error *err)
 		return 0;
 	}
 	if (all)
-		return moat_error_set(err, EINVAL,
+		return moat_error_msg(err, EINVAL,
 				      "kill --all: container '%s' has no cgroup to find its processes",
 				      c->st->id);
 	if (c->status == MOAT_STATUS_STOPPED)
-		return moat_error_set(err, ESRCH, "container '%s' is not running", c->st->id);
+		return moat_error_msg(err, ESRCH, "container '%s' is not running", c->st->id);
 	if (open_init_pidfd(c->st, &pidfd, err) < 0)
 		return moat_error_ret(err);
 	if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
@@ -202,7 +202,7 @@ static int force_stop(struct opened *c, moat_error *err)
 	if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
 		return moat_error_set(err, errno, "kill container '%s'", c->st->id);
 	if (wait_pidfd(pidfd, MOAT_EXIT_WAIT_MS) < 0)
-		return moat_error_set(err, ETIMEDOUT, "container '%s' did not exit after SIGKILL",
+		return moat_error_msg(err, ETIMEDOUT, "container '%s' did not exit after SIGKILL",
 				      c->st->id);
 	return 0;
 }
@@ -211,7 +211,7 @@ static int delete_opened(const char *root, struct opened *c, bool force, moat_er
 {
 	if (c->status != MOAT_STATUS_STOPPED) {
 		if (!force)
-			return moat_error_set(err, EBUSY,
+			return moat_error_msg(err, EBUSY,
 					      "container '%s' is %s: stop it first, or use delete --force",
 					      c->st->id, moat_status_name(c->status));
 		if (force_stop(c, err) < 0)

@@ -53,15 +53,15 @@ static int load_config(struct build *b, moat_error *err)
 	path = xasprintf("%s/config.json", b->bundle);
 	r = oci_config_parse_file(path, &b->cfg, &msg);
 	if (r < 0)
-		return moat_error_set(err, r == -EINVAL ? 0 : -r, "%s", msg ? msg : path);
+		return moat_error_msg(err, -r, "%s", msg ? msg : path);
 	if (b->cfg->root == NULL || b->cfg->root->path == NULL)
-		return moat_error_set(err, EINVAL, "root.path: required");
+		return moat_error_msg(err, EINVAL, "root.path: required");
 	b->rootfs = b->cfg->root->path[0] == '/' ? xstrdup(b->cfg->root->path)
 						 : xasprintf("%s/%s", b->bundle, b->cfg->root->path);
 	if (stat(b->rootfs, &sb) < 0)
 		return moat_error_set(err, errno, "root.path '%s'", b->rootfs);
 	if (!S_ISDIR(sb.st_mode))
-		return moat_error_set(err, ENOTDIR, "root.path '%s'", b->rootfs);
+		return moat_error_msg(err, ENOTDIR, "root.path '%s': not a directory", b->rootfs);
 	return 0;
 }
 
@@ -72,17 +72,17 @@ static int check_config(struct build *b, moat_error *err)
 	if (moat_ns_plan_build(lx, &b->ns, err) < 0)
 		return moat_error_ret(err);
 	if (!b->ns.create[MOAT_NS_MNT] && b->ns.join_fd[MOAT_NS_MNT] < 0)
-		return moat_error_set(err, EINVAL,
+		return moat_error_msg(err, EINVAL,
 				      "linux.namespaces: a mount namespace is required");
 	if (moat_userns_validate(lx, b->ns.create[MOAT_NS_USER], err) < 0)
 		return moat_error_ret(err);
 	if (b->cfg->process && b->cfg->process->terminal && b->o->console_socket == NULL &&
 	    !b->o->foreground)
-		return moat_error_set(err, EINVAL,
+		return moat_error_msg(err, EINVAL,
 				      "process.terminal: a detached container needs --console-socket "
 				      "to receive its terminal");
 	if (b->o->no_cgroup && lx && lx->resources)
-		return moat_error_set(err, EINVAL,
+		return moat_error_msg(err, EINVAL,
 				      "linux.resources: set, but --cgroup-manager=disabled");
 	return moat_process_validate(b->cfg, &b->ns, err);
 }
@@ -222,7 +222,7 @@ static int save_state(struct build *b, moat_error *err)
 	int r;
 
 	if (st.pid_start == 0)
-		return moat_error_set(err, ESRCH, "the container init exited during setup");
+		return moat_error_msg(err, ESRCH, "the container init exited during setup");
 	r = oci_config_generate(b->cfg, true, &json, &len, &msg);
 	if (r < 0)
 		return moat_error_set(err, -r, "config.json: %s", msg ? msg : "generate");

@@ -73,13 +73,13 @@ static int spec_from_oci(const struct oci_device *d, size_t i, struct moat_devic
 				      .mode = 0666 };
 
 	if (d->type == NULL || d->type[1] != '\0' || type_fmt(s.type) == 0)
-		return moat_error_set(err, EINVAL, "linux.devices[%zu].type: expected c, u, b or p",
+		return moat_error_msg(err, EINVAL, "linux.devices[%zu].type: expected c, u, b or p",
 				      i);
 	if (s.type != 'p' && (!d->major_present || !d->minor_present))
-		return moat_error_set(err, EINVAL,
+		return moat_error_msg(err, EINVAL,
 				      "linux.devices[%zu]: major and minor are required", i);
 	if (d->major < 0 || d->major > DEV_MAJOR_MAX || d->minor < 0 || d->minor > DEV_MINOR_MAX)
-		return moat_error_set(err, ERANGE, "linux.devices[%zu]: %lld:%lld is out of range",
+		return moat_error_msg(err, ERANGE, "linux.devices[%zu]: %lld:%lld is out of range",
 				      i, (long long)d->major, (long long)d->minor);
 	s.major = (uint32_t)d->major;
 	s.minor = (uint32_t)d->minor;
@@ -125,7 +125,7 @@ static int take_host_node(struct dev_entry *e, moat_error *err)
 	if (fstat(e->host.fd, &st) < 0)
 		return moat_error_set(err, errno, "stat the host's '%s'", e->spec.path);
 	if ((st.st_mode & S_IFMT) != type_fmt(e->spec.type) || st.st_rdev != want)
-		return moat_error_set(err, ENODEV, "the host's '%s' is not the %c %u:%u device",
+		return moat_error_msg(err, ENODEV, "the host's '%s' is not the %c %u:%u device",
 				      e->spec.path, e->spec.type, e->spec.major, e->spec.minor);
 	return 0;
 }
@@ -193,7 +193,7 @@ static int make_node(int dir, const char *name, const struct moat_device_spec *s
 	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    ((st.st_mode & S_IFMT) != fmt || st.st_rdev != rdev)) {
 		if (S_ISDIR(st.st_mode))
-			return moat_error_set(err, EISDIR, "'%s' is a directory", s->path);
+			return moat_error_msg(err, EISDIR, "'%s' is a directory", s->path);
 		if (unlinkat(dir, name, 0) < 0)
 			return moat_error_set(err, errno, "remove '%s'", s->path);
 	}

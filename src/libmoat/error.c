@@ -48,6 +48,19 @@ int moat_error_set(moat_error *err, int errnum, const char *fmt, ...)
 	return r;
 }
 
+int moat_error_msg(moat_error *err, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL)
+		return errnum > 0 ? -errnum : -EINVAL;
+	va_start(ap, fmt);
+	moat_error_setv(err, 0, fmt, ap);
+	va_end(ap);
+	err->code = errnum > 0 ? errnum : EINVAL;
+	return -err->code;
+}
+
 int moat_error_prefix(moat_error *err, const char *fmt, ...)
 {
 	char *ctx = NULL, *msg = NULL;

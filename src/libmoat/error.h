@@ -27,6 +27,11 @@ int moat_error_set(moat_error *err, int errnum, const char *fmt, ...)
 int moat_error_setv(moat_error *err, int errnum, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
 
+/* Like moat_error_set, but the message is complete as it is: no
+ * strerror is appended. errnum (> 0) is what the caller returns. */
+int moat_error_msg(moat_error *err, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Prefix context: "context: previous message". Returns -code (or -EINVAL). */
 int moat_error_prefix(moat_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

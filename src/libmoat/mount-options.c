@@ -267,7 +267,7 @@ int moat_mount_opts_parse(char *const *opts, size_t n, struct moat_mount_opts *r
 
 		if (opts[i] == NULL || opts[i][0] == '\0') {
 			moat_mount_opts_release(&o);
-			return moat_error_set(err, EINVAL, "options[%zu]: empty option", i);
+			return moat_error_msg(err, EINVAL, "options[%zu]: empty option", i);
 		}
 		r = find_opt(opts[i]);
 		if (r != NULL)

@@ -155,7 +155,7 @@ int moat_mount_setattr(const struct moat_mount_target *t, uint64_t set, uint64_t
 	if (moat_mount_new_api())
 		return setattr_fd(t->fd, set, clr, 0, recursive, err);
 	if (recursive && (set != 0 || clr != 0))
-		return moat_error_set(err, ENOSYS,
+		return moat_error_msg(err, ENOSYS,
 				      "recursive mount attributes need mount_setattr (Linux 5.12)");
 	if (set == 0 && clr == 0)
 		return 0;
@@ -211,7 +211,7 @@ static int legacy_bind(struct moat_mount_src *src, const struct moat_mount_targe
 	_cleanup_close_ int top = -1;
 
 	if (o->rec_attr_set != 0 || o->rec_attr_clr != 0)
-		return moat_error_set(err, ENOSYS,
+		return moat_error_msg(err, ENOSYS,
 				      "recursive mount attributes need mount_setattr (Linux 5.12)");
 	if (mount(fdp(src->fd).s, fdp(t->fd).s, NULL, MS_BIND | (src->recursive ? MS_REC : 0),
 		  NULL) < 0)
@@ -232,7 +232,7 @@ int moat_mount_bind(struct moat_mount_src *src, const struct moat_mount_target *
 	_cleanup_close_ int tree = -1;
 
 	if (src->fd < 0)
-		return moat_error_set(err, EBADF, "the bind source was already used");
+		return moat_error_msg(err, EBADF, "the bind source was already used");
 	if (!moat_mount_new_api())
 		return legacy_bind(src, t, o, err);
 	if (src->is_clone) {
@@ -516,9 +516,9 @@ static int idmap_clone(const struct oci_mount *m, const struct moat_mount_opts *
 	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP };
 
 	if (!src->is_clone)
-		return moat_error_set(err, ENOSYS, "idmap: needs the new mount API (Linux 5.12)");
+		return moat_error_msg(err, ENOSYS, "idmap: needs the new mount API (Linux 5.12)");
 	if (m->uid_mappings_len > 0 || m->gid_mappings_len > 0)
-		return moat_error_set(err, ENOTSUP, "idmap: mounts[].uidMappings/gidMappings "
+		return moat_error_msg(err, ENOTSUP, "idmap: mounts[].uidMappings/gidMappings "
 						    "are not supported yet");
 	userns = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
 	if (userns < 0)
@@ -540,13 +540,13 @@ int moat_mount_entry_prepare(const struct oci_mount *m, size_t idx, struct moat_
 	r = moat_mount_opts_parse(m->options, m->options_len, &o, err);
 	if (r == 0 && is_bind(m, &o)) {
 		if (m->source == NULL)
-			r = moat_error_set(err, EINVAL, "bind: source is required");
+			r = moat_error_msg(err, EINVAL, "bind: source is required");
 		else
 			r = moat_mount_src_open(AT_FDCWD, m->source, o.is_recursive, ret, err);
 		if (r == 0 && o.idmap)
 			r = idmap_clone(m, &o, ret, err);
 	} else if (r == 0 && o.idmap) {
-		r = moat_error_set(err, EINVAL, "idmap: only bind mounts can be idmapped");
+		r = moat_error_msg(err, EINVAL, "idmap: only bind mounts can be idmapped");
 	}
 	moat_mount_opts_release(&o);
 	if (r < 0) {
@@ -570,14 +570,14 @@ struct entry {
 static int mount_generic(struct entry *e, moat_error *err)
 {
 	if (e->m->type == NULL)
-		return moat_error_set(err, EINVAL, "type is required unless the mount is a bind");
+		return moat_error_msg(err, EINVAL, "type is required unless the mount is a bind");
 	return moat_mount_fs(e->m->type, e->m->source, &e->o, &e->t, NULL, err);
 }
 
 static int mount_bind_entry(struct entry *e, moat_error *err)
 {
 	if (e->src == NULL || e->src->fd < 0)
-		return moat_error_set(err, EINVAL, "bind '%s': no source was prepared",
+		return moat_error_msg(err, EINVAL, "bind '%s': no source was prepared",
 				      e->m->source ? e->m->source : "");
 	if (moat_mount_bind(e->src, &e->t, &e->o, err) < 0)
 		return moat_error_prefix(err, "bind '%s'", e->m->source);
@@ -754,7 +754,7 @@ static int copy_dir(int sdir, int ddir, const char *name, const char *path, unsi
 	_cleanup_close_ int s = -1, d = -1;
 
 	if (depth >= COPYUP_MAX_DEPTH)
-		return moat_error_set(err, ELOOP, "tmpcopyup '%s': deeper than %d directories",
+		return moat_error_msg(err, ELOOP, "tmpcopyup '%s': deeper than %d directories",
 				      path, COPYUP_MAX_DEPTH);
 	if (mkdirat(ddir, name, 0700) < 0)
 		return moat_error_set(err, errno, "tmpcopyup '%s': mkdir", path);
@@ -790,7 +790,7 @@ static int copy_entry(int sdir, int ddir, const char *name, const char *path, un
 		if (mknodat(ddir, name, S_IFIFO | 0600, 0) < 0)
 			return moat_error_set(err, errno, "tmpcopyup '%s': mkfifo", path);
 	} else {
-		return moat_error_set(err, ENOTSUP,
+		return moat_error_msg(err, ENOTSUP,
 				      "tmpcopyup '%s': a device or socket is not copied", path);
 	}
 	if (r < 0)
@@ -996,14 +996,14 @@ static int check_proc_target(struct entry *e, const struct fs_handler *h, moat_e
 		return 0;
 	if (moat_safe_open(e->rootfd, "/proc", O_PATH, 0, 0, &proc, NULL) == 0 &&
 	    same_inode(proc, e->t.fd))
-		return moat_error_set(err, EPERM, "only procfs may be mounted on /proc");
+		return moat_error_msg(err, EPERM, "only procfs may be mounted on /proc");
 	if (!fd_on_fs(e->t.fd, PROC_SUPER_MAGIC))
 		return 0;
 	if (names_proc_pid(e->m->destination) ||
 	    moat_safe_open(e->rootfd, e->m->destination, O_PATH, 0, MOAT_RESOLVE_NO_SYMLINKS,
 			   &again, NULL) < 0 ||
 	    !same_inode(again, e->t.fd))
-		return moat_error_set(err, EPERM,
+		return moat_error_msg(err, EPERM,
 				      "a mount inside /proc must be named without symlinks or '..' "
 				      "and not under /proc/<pid>, /proc/self or /proc/thread-self");
 	return 0;
@@ -1015,9 +1015,9 @@ static int entry_run(struct entry *e, moat_error *err)
 	_cleanup_close_ int tfd = -1;
 
 	if (covers_root(e->m->destination))
-		return moat_error_set(err, EINVAL, "a mount may not cover the container root");
+		return moat_error_msg(err, EINVAL, "a mount may not cover the container root");
 	if (e->o.tmpcopyup && h->mount != mount_tmpfs)
-		return moat_error_set(err, EINVAL, "tmpcopyup: only a tmpfs mount can copy up");
+		return moat_error_msg(err, EINVAL, "tmpcopyup: only a tmpfs mount can copy up");
 	if (open_target(e, h, &tfd, err) < 0)
 		return moat_error_ret(err);
 	e->t = (struct moat_mount_target){ tfd, e->rootfd, e->m->destination };

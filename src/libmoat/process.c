@@ -82,12 +82,12 @@ static int validate_sysctl(const struct oci_string_map *sysctl, const struct moa
 		int owner = sysctl_owner(key);
 
 		if (strstr(key, "..") != NULL || strchr(key, '/') != NULL || owner < 0)
-			return moat_error_set(err, EPERM,
+			return moat_error_msg(err, EPERM,
 					      "linux.sysctl: '%s' is not namespaced; setting it would "
 					      "change the host",
 					      key);
 		if (!ns->create[owner] && ns->join_fd[owner] < 0)
-			return moat_error_set(err, EPERM,
+			return moat_error_msg(err, EPERM,
 					      "linux.sysctl: '%s' needs the container's own %s namespace",
 					      key, moat_ns_oci_name(owner));
 	}
@@ -101,10 +101,10 @@ static int validate_process(const struct oci_process *p, moat_error *err)
 	size_t i;
 
 	if (p->args_len == 0)
-		return moat_error_set(err, EINVAL, "process.args: must not be empty");
+		return moat_error_msg(err, EINVAL, "process.args: must not be empty");
 	for (i = 0; i < p->rlimits_len; i++)
 		if (rlimit_from_name(p->rlimits[i]->type) < 0)
-			return moat_error_set(err, EINVAL, "process.rlimits[%zu].type: unknown '%s'", i,
+			return moat_error_msg(err, EINVAL, "process.rlimits[%zu].type: unknown '%s'", i,
 					      p->rlimits[i]->type);
 	if (c != NULL &&
 	    (moat_caps_parse(c->bounding, c->bounding_len, "process.capabilities.bounding", &mask, err) < 0 ||
@@ -114,7 +114,7 @@ static int validate_process(const struct oci_process *p, moat_error *err)
 	     moat_caps_parse(c->ambient, c->ambient_len, "process.capabilities.ambient", &mask, err) < 0))
 		return moat_error_ret(err);
 	if (p->cwd == NULL || p->cwd[0] != '/')
-		return moat_error_set(err, EINVAL, "process.cwd: must be an absolute path");
+		return moat_error_msg(err, EINVAL, "process.cwd: must be an absolute path");
 	return 0;
 }
 
@@ -124,13 +124,13 @@ int moat_process_validate(const struct oci_config *cfg, const struct moat_ns_pla
 	bool own_uts = ns->create[MOAT_NS_UTS];
 
 	if (cfg->process == NULL)
-		return moat_error_set(err, EINVAL, "process: required to create a container");
+		return moat_error_msg(err, EINVAL, "process: required to create a container");
 	if (validate_process(cfg->process, err) < 0)
 		return moat_error_ret(err);
 	if (cfg->hostname != NULL && *cfg->hostname && !own_uts)
-		return moat_error_set(err, EINVAL, "hostname: needs a new uts namespace");
+		return moat_error_msg(err, EINVAL, "hostname: needs a new uts namespace");
 	if (cfg->domainname != NULL && *cfg->domainname && !own_uts)
-		return moat_error_set(err, EINVAL, "domainname: needs a new uts namespace");
+		return moat_error_msg(err, EINVAL, "domainname: needs a new uts namespace");
 	return validate_sysctl(cfg->linux ? cfg->linux->sysctl : NULL, ns, err);
 }
 
@@ -149,7 +149,7 @@ static int open_private_procfs(int *ret_fd, moat_error *err)
 	if (mfd < 0)
 		return moat_error_set(err, errno, "fsmount proc");
 	if (fstatfs(mfd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
-		return moat_error_set(err, EXDEV, "private /proc is not procfs");
+		return moat_error_msg(err, EXDEV, "private /proc is not procfs");
 	*ret_fd = TAKE_FD(mfd);
 	return 0;
 }
@@ -215,7 +215,7 @@ static int set_rlimits(const struct oci_process *p, moat_error *err)
 		if (setrlimit(res, &lim) == 0)
 			continue;
 		if (errno == EPERM && getrlimit(res, &cur) == 0 && rl->hard > cur.rlim_max)
-			return moat_error_set(err, EPERM,
+			return moat_error_msg(err, EPERM,
 					      "process.rlimits[%zu] (%s): hard limit %llu is above the "
 					      "current %llu; raising it needs CAP_SYS_RESOURCE",
 					      i, rl->type, (unsigned long long)rl->hard,
@@ -291,7 +291,7 @@ static int find_program(const struct oci_process *p, char **ret, moat_error *err
 			return 0;
 		}
 	}
-	return moat_error_set(err, ENOENT, "process.args[0] '%s': executable file not found in $PATH",
+	return moat_error_msg(err, ENOENT, "process.args[0] '%s': executable file not found in $PATH",
 			      arg0);
 }
 

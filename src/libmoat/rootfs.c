@@ -61,7 +61,7 @@ static int find_propagation(const struct oci_config *cfg, size_t *ret, moat_erro
 			return 0;
 		}
 	}
-	return moat_error_set(err, EINVAL, "linux.rootfsPropagation: unknown value '%s'", name);
+	return moat_error_msg(err, EINVAL, "linux.rootfsPropagation: unknown value '%s'", name);
 }
 
 /* ---- phase 1 ------------------------------------------------------------------------------ */
@@ -259,7 +259,7 @@ static int open_dev_null(int rootfd, int *ret_fd, moat_error *err)
 	if (fstat(fd, &st) < 0)
 		return moat_error_set(err, errno, "stat /dev/null");
 	if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
-		return moat_error_set(err, EPERM, "/dev/null is not the 1:3 character device");
+		return moat_error_msg(err, EPERM, "/dev/null is not the 1:3 character device");
 	*ret_fd = TAKE_FD(fd);
 	return 0;
 }
@@ -379,7 +379,7 @@ int moat_rootfs_finish(struct moat_rootfs *r, const struct oci_config *cfg, moat
 	size_t i;
 
 	if (cfg->mounts_len != r->n_srcs)
-		return moat_error_set(err, EINVAL, "the config changed between the rootfs phases");
+		return moat_error_msg(err, EINVAL, "the config changed between the rootfs phases");
 	for (i = 0; i < cfg->mounts_len; i++)
 		if (moat_mount_entry(r->rootfd, cfg->mounts[i], i, &r->srcs[i], &r->env, err) < 0)
 			return moat_error_ret(err);

@@ -498,7 +498,7 @@ int moat_fd_check_fs(int fd, long magic, const char *what, const char *fsname, m
 	if (fstatfs(fd, &sfs) < 0)
 		return moat_error_set(err, errno, "statfs '%s'", what);
 	if ((long)sfs.f_type != magic)
-		return moat_error_set(err, EXDEV, "'%s' is not %s (filesystem magic 0x%lx)", what,
+		return moat_error_msg(err, EXDEV, "'%s' is not %s (filesystem magic 0x%lx)", what,
 				      fsname, (unsigned long)sfs.f_type);
 	return 0;
 }

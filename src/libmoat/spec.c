@@ -123,7 +123,7 @@ int moat_spec_default(bool rootless, uid_t uid, gid_t gid, struct oci_config **r
 	r = oci_config_parse_data(default_config, sizeof(default_config) - 1, "default config",
 				  &cfg, &msg);
 	if (r < 0)
-		return moat_error_set(err, EINVAL, "%s", msg ? msg : "default config");
+		return moat_error_msg(err, EINVAL, "%s", msg ? msg : "default config");
 	if (rootless)
 		make_rootless(cfg, uid, gid);
 	*ret = cfg;

@@ -45,16 +45,16 @@ int moat_validate_id(const char *id, moat_error *err)
 	size_t len = strlen(id);
 
 	if (len == 0)
-		return moat_error_set(err, EINVAL, "container ID: must not be empty");
+		return moat_error_msg(err, EINVAL, "container ID: must not be empty");
 	if (len > MOAT_ID_MAX)
-		return moat_error_set(err, EINVAL, "container ID: longer than %d bytes", MOAT_ID_MAX);
+		return moat_error_msg(err, EINVAL, "container ID: longer than %d bytes", MOAT_ID_MAX);
 	if (strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
-		return moat_error_set(err, EINVAL, "container ID '%s': not allowed", id);
+		return moat_error_msg(err, EINVAL, "container ID '%s': not allowed", id);
 	for (p = (const unsigned char *)id; *p; p++) {
 		if (*p == '/')
-			return moat_error_set(err, EINVAL, "container ID '%s': must not contain '/'", id);
+			return moat_error_msg(err, EINVAL, "container ID '%s': must not contain '/'", id);
 		if (*p < 0x20 || *p == 0x7f)
-			return moat_error_set(err, EINVAL,
+			return moat_error_msg(err, EINVAL,
 					      "container ID: must not contain control characters");
 	}
 	return 0;
@@ -82,7 +82,7 @@ int moat_state_dir_create(const char *root, const char *id, int *ret_dirfd, moat
 		return moat_error_set(err, errno, "--root: open '%s'", root);
 	if (mkdirat(rootfd, id, 0700) < 0) {
 		if (errno == EEXIST)
-			return moat_error_set(err, EEXIST, "container '%s' already exists", id);
+			return moat_error_msg(err, EEXIST, "container '%s' already exists", id);
 		return moat_error_set(err, errno, "create state directory '%s/%s'", root, id);
 	}
 	dirfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -108,7 +108,7 @@ int moat_state_dir_open(const char *root, const char *id, int *ret_dirfd, moat_e
 	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dirfd < 0) {
 		if (errno == ENOENT)
-			return moat_error_set(err, ENOENT, "container '%s' does not exist", id);
+			return moat_error_msg(err, ENOENT, "container '%s' does not exist", id);
 		return moat_error_set(err, errno, "open state directory '%s'", path);
 	}
 	if (lock_dir(dirfd, id, err) < 0)
@@ -151,7 +151,7 @@ int moat_state_read(int dirfd, struct moat_state **ret, moat_error *err)
 		return moat_error_ret(err);
 	r = ocijson_parse_data(&moat_state_type, data, len, MOAT_STATE_FILE, &st, &msg);
 	if (r < 0)
-		return moat_error_set(err, EINVAL, "%s", msg ? msg : "state.json: invalid");
+		return moat_error_msg(err, EINVAL, "%s", msg ? msg : "state.json: invalid");
 	*ret = st;
 	return 0;
 }

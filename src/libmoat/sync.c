@@ -52,9 +52,9 @@ int moat_sync_expect(int fd, enum moat_sync_type type, int64_t *ret_value, moat_
 	if (n < 0)
 		return moat_error_set(err, errno, "sync: receive");
 	if (n == 0)
-		return moat_error_set(err, EPIPE, "container process exited during setup");
+		return moat_error_msg(err, EPIPE, "container process exited during setup");
 	if ((size_t)n != sizeof(m))
-		return moat_error_set(err, EPROTO, "sync: short message (%zd bytes)", n);
+		return moat_error_msg(err, EPROTO, "sync: short message (%zd bytes)", n);
 	if (m.type == MOAT_SYNC_ERROR) {
 		m.msg[sizeof(m.msg) - 1] = '\0';
 		moat_error_set(err, 0, "%s", m.msg);
@@ -62,7 +62,7 @@ int moat_sync_expect(int fd, enum moat_sync_type type, int64_t *ret_value, moat_
 		return -err->code;
 	}
 	if (m.type != (int32_t)type)
-		return moat_error_set(err, EPROTO, "sync: expected message %d, got %d", type, m.type);
+		return moat_error_msg(err, EPROTO, "sync: expected message %d, got %d", type, m.type);
 	if (ret_value)
 		*ret_value = m.value;
 	return 0;
@@ -121,7 +121,7 @@ int moat_sync_expect_fd(int fd, enum moat_sync_type type, int *ret_fd, moat_erro
 	if (n < 0)
 		return moat_error_set(err, errno, "sync: receive");
 	if (n == 0)
-		return moat_error_set(err, EPIPE, "container process exited during setup");
+		return moat_error_msg(err, EPIPE, "container process exited during setup");
 	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
 			memcpy(&got, CMSG_DATA(c), sizeof(int));
@@ -136,7 +136,7 @@ int moat_sync_expect_fd(int fd, enum moat_sync_type type, int *ret_fd, moat_erro
 	if ((size_t)n != sizeof(m) || m.type != (int32_t)type || got < 0) {
 		if (got >= 0)
 			close(got);
-		return moat_error_set(err, EPROTO, "sync: expected an fd with message %d", type);
+		return moat_error_msg(err, EPROTO, "sync: expected an fd with message %d", type);
 	}
 	*ret_fd = got;
 	return 0;
@@ -148,7 +148,7 @@ int moat_send_fd_to_socket(const char *path, int passed_fd, const char *name, mo
 	int sock, r;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
-		return moat_error_set(err, ENAMETOOLONG, "--console-socket '%s'", path);
+		return moat_error_msg(err, ENAMETOOLONG, "--console-socket '%s': path too long for a unix socket", path);
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (sock < 0)

@@ -29,7 +29,7 @@ static int check_is_pty_master(int fd, moat_error *err)
 		return moat_error_set(err, errno, "process.terminal: stat /dev/pts/ptmx");
 	if (!S_ISCHR(sb.st_mode) || major(sb.st_rdev) != 5 || minor(sb.st_rdev) != 2 ||
 	    sfs.f_type != DEVPTS_SUPER_MAGIC)
-		return moat_error_set(err, EXDEV,
+		return moat_error_msg(err, EXDEV,
 				      "process.terminal: /dev/pts/ptmx is not the devpts ptmx device");
 	return 0;
 }

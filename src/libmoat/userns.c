@@ -16,10 +16,10 @@ static int validate_maps(struct oci_id_mapping *const *maps, size_t n, const cha
 		const struct oci_id_mapping *m = maps[i];
 
 		if (m->size == 0)
-			return moat_error_set(err, EINVAL, "linux.%s[%zu].size: must be > 0", field, i);
+			return moat_error_msg(err, EINVAL, "linux.%s[%zu].size: must be > 0", field, i);
 		if ((uint64_t)m->container_id + m->size > UINT32_MAX ||
 		    (uint64_t)m->host_id + m->size > UINT32_MAX)
-			return moat_error_set(err, EINVAL, "linux.%s[%zu]: range overflows 32 bits",
+			return moat_error_msg(err, EINVAL, "linux.%s[%zu]: range overflows 32 bits",
 					      field, i);
 	}
 	return 0;
@@ -31,16 +31,16 @@ int moat_userns_validate(const struct oci_linux *lx, bool new_userns, moat_error
 
 	if (!new_userns) {
 		if (nu > 0 || ng > 0)
-			return moat_error_set(err, EINVAL,
+			return moat_error_msg(err, EINVAL,
 					      "linux.uidMappings: set, but linux.namespaces creates no "
 					      "user namespace");
 		return 0;
 	}
 	if (nu == 0)
-		return moat_error_set(err, EINVAL,
+		return moat_error_msg(err, EINVAL,
 				      "linux.uidMappings: required when a user namespace is created");
 	if (ng == 0)
-		return moat_error_set(err, EINVAL,
+		return moat_error_msg(err, EINVAL,
 				      "linux.gidMappings: required when a user namespace is created");
 	if (validate_maps(lx->uid_mappings, nu, "uidMappings", err) < 0 ||
 	    validate_maps(lx->gid_mappings, ng, "gidMappings", err) < 0)

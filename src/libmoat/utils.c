@@ -108,7 +108,7 @@ int read_file_at(int dirfd, const char *path, size_t max_size, char **ret, size_
 
 		if (len == cap) {
 			if (cap > max_size)
-				return moat_error_set(err, EFBIG, "read '%s': larger than %zu bytes", path,
+				return moat_error_msg(err, EFBIG, "read '%s': larger than %zu bytes", path,
 						      max_size);
 			cap *= 2;
 			buf = xrealloc(buf, cap + 1);
@@ -124,7 +124,7 @@ int read_file_at(int dirfd, const char *path, size_t max_size, char **ret, size_
 		len += (size_t)n;
 	}
 	if (len > max_size)
-		return moat_error_set(err, EFBIG, "read '%s': larger than %zu bytes", path, max_size);
+		return moat_error_msg(err, EFBIG, "read '%s': larger than %zu bytes", path, max_size);
 	buf[len] = '\0';
 	*ret = TAKE_PTR(buf);
 	if (ret_len)

@@ -238,7 +238,7 @@ static void test_opts_errors(void **state)
 
 	(void)state;
 	assert_int_equal(moat_mount_opts_parse(empty, 2, &o, &err), -EINVAL);
-	assert_string_equal(err.msg, "options[1]: empty option: Invalid argument");
+	assert_string_equal(err.msg, "options[1]: empty option");
 	moat_error_clear(&err);
 	assert_int_equal(moat_mount_opts_parse(NULL, 0, &o, &err), 0);
 	assert_int_equal(o.ms_set | o.ms_clear | o.attr_set | o.attr_clr, 0);
