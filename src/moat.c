@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "utils.h"
@@ -49,13 +50,15 @@ static void print_help(FILE *out)
 		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out,
 		"\nGlobal options:\n"
-		"  --root DIR              state directory (default " MOAT_DEFAULT_ROOT ")\n"
+		"  --root DIR              state directory (default " MOAT_DEFAULT_ROOT ",\n"
+		"                          $XDG_RUNTIME_DIR/moat for a non-root user)\n"
 		"  --log FILE              also write diagnostics to FILE\n"
 		"  --log-format text|json  format of the --log file (default text)\n"
 		"  --debug                 log debug messages\n"
 		"  --systemd-cgroup        treat cgroupsPath as slice:prefix:name\n"
 		"  --cgroup-manager M      cgroupfs, systemd or disabled\n"
-		"  --rootless true|false|auto  accepted for compatibility\n"
+		"  --rootless true|false|auto  rootless mode (auto: when not run as root):\n"
+		"                          no cgroup unless linux.resources asks for one\n"
 		"  -v, --version           print the version and feature tags\n"
 		"  -h, --help              print this help; `moat COMMAND --help` for a command\n");
 }
@@ -81,6 +84,26 @@ int moat_want_id(const char *cmd, int argc, char **argv, int optind_, const char
 		return moat_usage_error(cmd, "unexpected argument '%s'", argv[optind_ + 1]);
 	*ret_id = argv[optind_];
 	return 0;
+}
+
+/* root uses /run/moat; anyone else their runtime directory, as runc does. */
+static char *default_root(void)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (geteuid() == 0)
+		return xstrdup(MOAT_DEFAULT_ROOT);
+	if (xdg != NULL && xdg[0] == '/')
+		return xasprintf("%s/moat", xdg);
+	return xasprintf("/run/user/%u/moat", (unsigned)geteuid());
+}
+
+/* --rootless auto (the default) means "not running as root". */
+bool moat_is_rootless(const struct moat_globals *g)
+{
+	if (g->rootless == NULL || strcmp(g->rootless, "auto") == 0)
+		return geteuid() != 0;
+	return strcmp(g->rootless, "true") == 0;
 }
 
 enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD_CGROUP, OPT_CGROUP_MANAGER,
@@ -141,7 +164,8 @@ static int parse_globals(int argc, char **argv, struct moat_globals *g)
 
 int main(int argc, char **argv)
 {
-	struct moat_globals g = { .root = MOAT_DEFAULT_ROOT, .argv0 = argv[0] };
+	struct moat_globals g = { .root = NULL, .argv0 = argv[0] };
+	_cleanup_free_ char *user_root = NULL;
 	moat_error err = MOAT_ERROR_INIT;
 	size_t i;
 	int r;
@@ -152,6 +176,8 @@ int main(int argc, char **argv)
 	}
 	if (moat_log_open(g.log_path, g.log_json ? MOAT_LOG_JSON : MOAT_LOG_TEXT, g.debug, &err) < 0)
 		return moat_fail(&err);
+	if (g.root == NULL)
+		g.root = user_root = default_root();
 	if (optind >= argc) {
 		print_help(stderr);
 		return EXIT_FAILURE;

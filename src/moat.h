@@ -32,6 +32,9 @@ int moat_cmd_list(struct moat_globals *g, int argc, char **argv);
 int moat_cmd_kill(struct moat_globals *g, int argc, char **argv);
 int moat_cmd_delete(struct moat_globals *g, int argc, char **argv);
 
+/* --rootless, with auto resolved from the effective uid. */
+bool moat_is_rootless(const struct moat_globals *g);
+
 /* Shared argument helpers. */
 struct moat_create_opts;
 /* The flags of create and run (detach NULL: --detach is refused). Prints

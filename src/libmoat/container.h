@@ -20,6 +20,7 @@ struct moat_create_opts {
 	bool systemd_cgroup;
 	bool no_cgroup;             /* --cgroup-manager=disabled */
 	bool foreground;            /* run without --detach: the caller relays a terminal */
+	bool rootless;              /* no cgroup unless linux.resources asks for one */
 	int preserve_fds;
 };
 

@@ -103,7 +103,9 @@ static int make_cgroup(struct build *b, moat_error *err)
 {
 	const struct oci_linux *lx = b->cfg->linux;
 
-	if (b->o->no_cgroup)
+	/* A rootless container without resources needs no cgroup, and an
+	 * unprivileged user usually may not make one. */
+	if (b->o->no_cgroup || (b->o->rootless && (lx == NULL || lx->resources == NULL)))
 		return 0;
 	if (moat_cgroup_resolve_path(lx ? lx->cgroups_path : NULL, b->o->id, b->o->systemd_cgroup,
 				     &b->cgroup_path, err) < 0)

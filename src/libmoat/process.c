@@ -331,7 +331,9 @@ int moat_process_prepare_exec(const struct oci_process *p, struct moat_exec *ret
 		envp[n++] = xasprintf("HOME=%s", home);
 	}
 	ret->path = TAKE_PTR(path);
-	ret->argv = p->args;
+	ret->argv = xcalloc(p->args_len + 1, sizeof(char *));
+	for (i = 0; i < p->args_len; i++)
+		ret->argv[i] = p->args[i];
 	ret->envp = envp;
 	return 0;
 }
@@ -341,10 +343,12 @@ void moat_exec_free(struct moat_exec *e)
 	char **p;
 
 	free(e->path);
+	free(e->argv);
 	for (p = e->envp; p && *p; p++)
 		free(*p);
 	free(e->envp);
 	e->path = NULL;
+	e->argv = NULL;
 	e->envp = NULL;
 }
 
@@ -381,12 +385,29 @@ static int parse_caps(const struct oci_capabilities *c, struct moat_caps *caps, 
 	return 0;
 }
 
+/* True when the user namespace was made by an unprivileged user, who had
+ * to give up setgroups(2) to write its gid map. */
+static bool setgroups_denied(void)
+{
+	char buf[16] = "";
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/setgroups", "re");
+
+	return f != NULL && fgets(buf, sizeof(buf), f) != NULL && strncmp(buf, "deny", 4) == 0;
+}
+
 static int switch_ids(const struct oci_user *u, moat_error *err)
 {
 	gid_t *groups = (gid_t *)u->additional_gids;
 
-	if (setgroups(u->additional_gids_len, u->additional_gids_len ? groups : NULL) < 0)
-		return moat_error_set(err, errno, "process.user.additionalGids");
+	if (u->additional_gids_len == 0 && setgroups_denied()) {
+		/* setgroups is denied (rootless): the caller keeps its own
+		 * supplementary groups, seen as nobody inside, as with runc. */
+	} else if (setgroups(u->additional_gids_len, u->additional_gids_len ? groups : NULL) < 0) {
+		return moat_error_set(err, errno, "process.user.additionalGids%s",
+				      setgroups_denied() ? " (setgroups is denied in a rootless user "
+							   "namespace)"
+							 : "");
+	}
 	if (setresgid(u->gid, u->gid, u->gid) < 0)
 		return moat_error_set(err, errno, "process.user.gid %u%s", u->gid,
 				      errno == EINVAL ? " is not mapped in the user namespace" : "");

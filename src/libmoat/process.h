@@ -30,7 +30,7 @@ int moat_process_setup_env(const struct oci_config *cfg, const struct moat_ns_pl
  * added from /etc/passwd when unset). */
 struct moat_exec {
 	char *path;
-	char **argv; /* borrowed from the config */
+	char **argv; /* NULL-terminated; the strings are the config's */
 	char **envp; /* owned */
 };
 int moat_process_prepare_exec(const struct oci_process *p, struct moat_exec *ret, moat_error *err);

@@ -68,6 +68,14 @@ static int write_map(pid_t pid, const char *file, struct oci_id_mapping *const *
 
 int moat_userns_write_maps(pid_t pid, const struct oci_linux *lx, moat_error *err)
 {
+	/* An unprivileged parent may map only its own gid, and only once the
+	 * namespace has given up setgroups (user_namespaces(7)). */
+	if (geteuid() != 0) {
+		_cleanup_free_ char *path = xasprintf("/proc/%d/setgroups", (int)pid);
+
+		if (write_file_at(AT_FDCWD, path, "deny", 4, err) < 0)
+			return moat_error_prefix(err, "linux.gidMappings");
+	}
 	if (write_map(pid, "uid_map", lx->uid_mappings, lx->uid_mappings_len, "uidMappings", err) <
 		    0 ||
 	    write_map(pid, "gid_map", lx->gid_mappings, lx->gid_mappings_len, "gidMappings", err) < 0)
