@@ -55,6 +55,9 @@ ln -s busybox "$bundle/rootfs/bin/sh"
 chmod 755 "$work" "$bundle" "$bundle/rootfs"
 "$moat" spec --bundle "$bundle"
 sed -i 's/"sh"/"\/bin\/true"/' "$bundle/config.json"
+# crun 1.8 refuses ociVersion 1.2.0 ("unknown version specified"); the
+# config uses nothing newer than 1.0.
+sed -i 's/"ociVersion": "1.2.0"/"ociVersion": "1.0.2"/' "$bundle/config.json"
 
 runtimes=()
 for rt in moat crun runc; do

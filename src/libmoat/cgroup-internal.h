@@ -1,5 +1,5 @@
-/* moat: what cgroup.c, cgroup-v1.c and cgroup-v2.c share, and the seams the unit tests use.
- * Not part of libmoat's interface. */
+/* moat: what cgroup.c, cgroup-resources.c, cgroup-v1.c and cgroup-v2.c share, and the seams the
+ * unit tests use. Not part of libmoat's interface. */
 #ifndef MOAT_CGROUP_INTERNAL_H
 #define MOAT_CGROUP_INTERNAL_H
 
@@ -79,6 +79,10 @@ struct cg_plan {
 /* cgroup.c */
 const char *cg_ctrl_name(enum cg_ctrl c, bool v2);
 int cg_ctrl_from_v2_name(const char *name, size_t len);
+bool cg_ctrl_has_v2(enum cg_ctrl c); /* false: the controller is v1 only (devices, freezer) */
+/* An error with a message but no strerror() suffix, returning -code. */
+int cg_fail(moat_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 struct cg_hier *cg_hier_for(struct moat_cgroup *cg, enum cg_ctrl c, bool v2);
 struct cg_hier *cg_unified(struct moat_cgroup *cg);
 int cg_read_at(int dirfd, const char *dir, const char *file, char **ret, moat_error *err);
@@ -89,11 +93,17 @@ void cg_sleep_ms(unsigned ms);
 size_t cg_path_levels(const char *path);
 int cg_open_level(const struct cg_hier *h, const char *path, size_t n, char **ret_dir,
 		  moat_error *err);
+
+/* cgroup-resources.c */
 void cg_plan_add(struct cg_plan *p, const char *field, enum cg_ctrl c, bool v2, char *file,
 		 char *value);
 void cg_plan_clear(struct cg_plan *p);
 int cg_plan_side(struct moat_cgroup *cg, enum cg_ctrl c, const char *field, bool *ret_v2,
 		 moat_error *err);
+/* Plan res (may be NULL) for this host, enable the v2 controllers it needs, and write it.
+ * creating: a new cgroup, whose v1 device rules are programmed even without res->devices. */
+int cg_resources_apply(struct moat_cgroup *cg, const struct oci_resources *res, bool creating,
+		       moat_error *err);
 
 /* cgroup-v1.c */
 int cg_v1_init_level(const struct cg_hier *h, int parentfd, const char *parent_dir, int fd,

@@ -3,7 +3,7 @@
  * A struct moat_cgroup is the container's cgroup in every hierarchy of the host's layout: each
  * mounted v1 hierarchy (named ones such as name=systemd included) and, on hybrid hosts, the
  * unified one next to them. Resources from linux.resources go to the v1 file when a v1
- * hierarchy holds the controller and to the v2 file otherwise; the table in cgroup.c says which
+ * hierarchy holds the controller and to the v2 file otherwise; the table in cgroup-resources.c says which
  * file each OCI field becomes. Nothing requested is dropped: a field this host cannot honour
  * is an error that names the field.
  *
