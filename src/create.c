@@ -73,7 +73,7 @@ int moat_parse_create_args(struct moat_globals *g, const char *cmd, int argc, ch
 			*detach = true;
 			break;
 		case 'h': usage(cmd); exit(EXIT_SUCCESS);
-		default: return moat_usage_error(cmd, "unknown option");
+		default: return moat_bad_option(cmd, argv);
 		}
 	}
 	return moat_want_id(cmd, argc, argv, optind, &o->id);

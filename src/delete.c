@@ -27,7 +27,7 @@ int moat_cmd_delete(struct moat_globals *g, int argc, char **argv)
 			       "Delete a stopped container: its cgroup and state. With -f/--force, kill\n"
 			       "a created or running container first.\n");
 			return EXIT_SUCCESS;
-		default: return moat_usage_error("delete", "unknown option");
+		default: return moat_bad_option("delete", argv);
 		}
 	}
 	if (moat_want_id("delete", argc, argv, optind, &id) != 0)

@@ -28,7 +28,7 @@ int moat_cmd_kill(struct moat_globals *g, int argc, char **argv)
 			       "Send SIGNAL (default SIGTERM; a name with or without SIG, or a number)\n"
 			       "to the container's init, or with -a/--all to every process in its cgroup.\n");
 			return EXIT_SUCCESS;
-		default: return moat_usage_error("kill", "unknown option");
+		default: return moat_bad_option("kill", argv);
 		}
 	}
 	if (argc - optind < 1)

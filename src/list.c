@@ -73,7 +73,7 @@ int moat_cmd_list(struct moat_globals *g, int argc, char **argv)
 			break;
 		case 'q': quiet = true; break;
 		case 'h': usage(); return EXIT_SUCCESS;
-		default: return moat_usage_error("list", "unknown option");
+		default: return moat_bad_option("list", argv);
 		}
 	}
 	if (optind < argc)

@@ -76,6 +76,15 @@ int moat_usage_error(const char *cmd, const char *fmt, ...)
 	return EXIT_FAILURE;
 }
 
+int moat_bad_option(const char *cmd, char **argv)
+{
+	const char *arg = argv[optind - 1];
+
+	if (optopt != 0 && optopt != '?' && arg[0] == '-' && arg[1] != '-')
+		return moat_usage_error(cmd, "unknown option '-%c' or missing argument", optopt);
+	return moat_usage_error(cmd, "unknown option '%s' or missing argument", arg);
+}
+
 int moat_want_id(const char *cmd, int argc, char **argv, int optind_, const char **ret_id)
 {
 	if (argc - optind_ < 1)
@@ -131,7 +140,7 @@ static int parse_globals(int argc, char **argv, struct moat_globals *g)
 		case OPT_LOG: g->log_path = optarg; break;
 		case OPT_LOG_FORMAT:
 			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
-				fprintf(stderr, "moat: --log-format: '%s' is not text or json\n", optarg);
+				fprintf(stderr, "moat: --log-format: '%s' is not text or json (see 'moat --help')\n", optarg);
 				return -1;
 			}
 			g->log_json = strcmp(optarg, "json") == 0;
@@ -140,7 +149,7 @@ static int parse_globals(int argc, char **argv, struct moat_globals *g)
 		case OPT_SYSTEMD_CGROUP: g->systemd_cgroup = true; break;
 		case OPT_CGROUP_MANAGER:
 			if (strcmp(optarg, "cgroupfs") && strcmp(optarg, "systemd") && strcmp(optarg, "disabled")) {
-				fprintf(stderr, "moat: --cgroup-manager: '%s' is not cgroupfs, systemd or disabled\n", optarg);
+				fprintf(stderr, "moat: --cgroup-manager: '%s' is not cgroupfs, systemd or disabled (see 'moat --help')\n", optarg);
 				return -1;
 			}
 			g->cgroup_manager = optarg;
@@ -149,14 +158,17 @@ static int parse_globals(int argc, char **argv, struct moat_globals *g)
 			break;
 		case OPT_ROOTLESS:
 			if (strcmp(optarg, "true") && strcmp(optarg, "false") && strcmp(optarg, "auto")) {
-				fprintf(stderr, "moat: --rootless: '%s' is not true, false or auto\n", optarg);
+				fprintf(stderr, "moat: --rootless: '%s' is not true, false or auto (see 'moat --help')\n", optarg);
 				return -1;
 			}
 			g->rootless = optarg;
 			break;
 		case 'v': print_version(); exit(EXIT_SUCCESS);
 		case 'h': print_help(stdout); exit(EXIT_SUCCESS);
-		default: return -1;
+		default:
+			fprintf(stderr, "moat: unknown global option '%s' or missing argument (see 'moat --help')\n",
+				argv[optind - 1]);
+			return -1;
 		}
 	}
 	return 0;
@@ -170,10 +182,9 @@ int main(int argc, char **argv)
 	size_t i;
 	int r;
 
-	if (parse_globals(argc, argv, &g) < 0) {
-		fprintf(stderr, "moat: see 'moat --help'\n");
+	opterr = 0; /* every option error is reported once, in moat's words */
+	if (parse_globals(argc, argv, &g) < 0)
 		return EXIT_FAILURE;
-	}
 	if (moat_log_open(g.log_path, g.log_json ? MOAT_LOG_JSON : MOAT_LOG_TEXT, g.debug, &err) < 0)
 		return moat_fail(&err);
 	if (g.root == NULL)

@@ -41,6 +41,8 @@ struct moat_create_opts;
  * usage errors; returns 0 or an exit status. */
 int moat_parse_create_args(struct moat_globals *g, const char *cmd, int argc, char **argv,
 			   struct moat_create_opts *o, bool *detach);
+/* getopt returned '?': name the option it did not accept. */
+int moat_bad_option(const char *cmd, char **argv);
 int moat_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Exactly one positional argument, the container ID; prints the error. */
 int moat_want_id(const char *cmd, int argc, char **argv, int optind_, const char **ret_id);

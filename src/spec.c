@@ -44,7 +44,7 @@ int moat_cmd_spec(struct moat_globals *g, int argc, char **argv)
 		case 'b': bundle = optarg; break;
 		case 'r': rootless = true; break;
 		case 'h': usage(); return EXIT_SUCCESS;
-		default: return moat_usage_error("spec", "unknown option");
+		default: return moat_bad_option("spec", argv);
 		}
 	}
 	if (optind < argc)

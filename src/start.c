@@ -17,7 +17,7 @@ int moat_cmd_start(struct moat_globals *g, int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c != 'h')
-			return moat_usage_error("start", "unknown option");
+			return moat_bad_option("start", argv);
 		printf("Usage: moat start ID\n\nRun the user process of a created container.\n");
 		return EXIT_SUCCESS;
 	}

@@ -20,7 +20,7 @@ int moat_cmd_state(struct moat_globals *g, int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c != 'h')
-			return moat_usage_error("state", "unknown option");
+			return moat_bad_option("state", argv);
 		printf("Usage: moat state ID\n\nPrint the container's OCI state (ociVersion, id, "
 		       "status, pid, bundle,\nrootfs, created, owner, annotations) as JSON.\n");
 		return EXIT_SUCCESS;
