@@ -17,6 +17,7 @@
 static const struct moat_command commands[] = {
 	{ "create", "create a container and stop it before the user process", moat_cmd_create },
 	{ "delete", "delete a container and everything it owns", moat_cmd_delete },
+	{ "exec", "run another process in a running container", moat_cmd_exec },
 	{ "kill", "send a signal to a container's process (or all, with --all)", moat_cmd_kill },
 	{ "list", "list containers", moat_cmd_list },
 	{ "run", "create and start a container", moat_cmd_run },

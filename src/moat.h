@@ -31,6 +31,7 @@ int moat_cmd_state(struct moat_globals *g, int argc, char **argv);
 int moat_cmd_list(struct moat_globals *g, int argc, char **argv);
 int moat_cmd_kill(struct moat_globals *g, int argc, char **argv);
 int moat_cmd_delete(struct moat_globals *g, int argc, char **argv);
+int moat_cmd_exec(struct moat_globals *g, int argc, char **argv);
 
 /* --rootless, with auto resolved from the effective uid. */
 bool moat_is_rootless(const struct moat_globals *g);

@@ -248,8 +248,8 @@ int moat_container_delete(const char *root, const char *id, bool force, moat_err
 	return r;
 }
 
-/* Signals `run` passes on to the container rather than acting on. */
-static void forwarded_signals(sigset_t *set)
+/* Signals `run` and `exec` pass on to the container rather than act on. */
+void moat_forwarded_signals(sigset_t *set)
 {
 	static const int skip[] = { SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS };
 	size_t i;
@@ -259,15 +259,14 @@ static void forwarded_signals(sigset_t *set)
 		sigdelset(set, skip[i]);
 }
 
-static int exit_status(int wstatus)
+int moat_exit_status(int wstatus)
 {
 	if (WIFSIGNALED(wstatus))
 		return 128 + WTERMSIG(wstatus);
 	return WEXITSTATUS(wstatus);
 }
 
-/* Forward signals to the init until it exits; return its wait status. */
-static int wait_foreground(pid_t init, const sigset_t *set, int *ret_wstatus, moat_error *err)
+int moat_wait_foreground(pid_t init, const sigset_t *set, int *ret_wstatus, moat_error *err)
 {
 	_cleanup_close_ int sfd = signalfd(-1, set, SFD_CLOEXEC);
 	struct signalfd_siginfo si;
@@ -304,7 +303,7 @@ int moat_container_run(const struct moat_create_opts *o, bool detach, int *ret_s
 	pid_t init;
 
 	fg.foreground = !detach;
-	forwarded_signals(&set);
+	moat_forwarded_signals(&set);
 	sigprocmask(SIG_BLOCK, &set, &old);
 	r = moat_container_create(&fg, &init, &console, err);
 	if (r == 0 && (r = moat_container_start(o->root, o->id, err)) < 0)
@@ -313,8 +312,8 @@ int moat_container_run(const struct moat_create_opts *o, bool detach, int *ret_s
 		if (console >= 0)
 			r = moat_terminal_relay(console, init, &set, &wstatus, err);
 		else
-			r = wait_foreground(init, &set, &wstatus, err);
-		*ret_status = exit_status(wstatus);
+			r = moat_wait_foreground(init, &set, &wstatus, err);
+		*ret_status = moat_exit_status(wstatus);
 		moat_container_delete(o->root, o->id, true, r < 0 ? &ignored : err);
 		if (err->msg != NULL && r == 0)
 			r = moat_error_ret(err);

@@ -3,6 +3,7 @@
 #ifndef MOAT_CONTAINER_H
 #define MOAT_CONTAINER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -38,6 +39,13 @@ int moat_container_run(const struct moat_create_opts *o, bool detach, int *ret_s
 		       moat_error *err);
 int moat_container_kill(const char *root, const char *id, int sig, bool all, moat_error *err);
 int moat_container_delete(const char *root, const char *id, bool force, moat_error *err);
+
+/* Foreground helpers shared by run and exec: the signals passed on to the
+ * container (block them before forking), waiting for pid while forwarding
+ * them, and the shell's exit status for a wait status (128+N for signal N). */
+void moat_forwarded_signals(sigset_t *set);
+int moat_wait_foreground(pid_t pid, const sigset_t *set, int *ret_wstatus, moat_error *err);
+int moat_exit_status(int wstatus);
 
 /* What `state` prints and `list` shows. */
 struct moat_report {

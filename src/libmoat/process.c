@@ -94,7 +94,7 @@ static int validate_sysctl(const struct oci_string_map *sysctl, const struct moa
 	return 0;
 }
 
-static int validate_process(const struct oci_process *p, moat_error *err)
+int moat_process_validate_one(const struct oci_process *p, moat_error *err)
 {
 	const struct oci_capabilities *c = p->capabilities;
 	uint64_t mask;
@@ -125,7 +125,7 @@ int moat_process_validate(const struct oci_config *cfg, const struct moat_ns_pla
 
 	if (cfg->process == NULL)
 		return moat_error_msg(err, EINVAL, "process: required to create a container");
-	if (validate_process(cfg->process, err) < 0)
+	if (moat_process_validate_one(cfg->process, err) < 0)
 		return moat_error_ret(err);
 	if (cfg->hostname != NULL && *cfg->hostname && !own_uts)
 		return moat_error_msg(err, EINVAL, "hostname: needs a new uts namespace");
@@ -237,18 +237,22 @@ int moat_process_setup_env(const struct oci_config *cfg, const struct moat_ns_pl
 	if (cfg->domainname && *cfg->domainname &&
 	    setdomainname(cfg->domainname, strlen(cfg->domainname)) < 0)
 		return moat_error_set(err, errno, "domainname '%s'", cfg->domainname);
-	if (set_rlimits(p, err) < 0)
+	if (moat_process_set_limits(p, err) < 0)
 		return moat_error_ret(err);
 	/* A fresh session keyring, so the container cannot reach the caller's keys.
 	 * ENOSYS: the kernel has no keyrings, so there is nothing to reach. */
 	if (!no_new_keyring && syscall(SYS_keyctl, 1 /* KEYCTL_JOIN_SESSION_KEYRING */, NULL) < 0 &&
 	    errno != ENOSYS)
 		return moat_error_set(err, errno, "create a session keyring (--no-new-keyring skips it)");
-	if (p->user->umask_present)
-		umask(p->user->umask & 0777);
-	else
-		umask(022);
 	(void)ns;
+	return 0;
+}
+
+int moat_process_set_limits(const struct oci_process *p, moat_error *err)
+{
+	if (set_rlimits(p, err) < 0)
+		return moat_error_ret(err);
+	umask(p->user->umask_present ? p->user->umask & 0777 : 022);
 	return 0;
 }
 

@@ -15,13 +15,20 @@
 int moat_process_validate(const struct oci_config *cfg, const struct moat_ns_plan *ns,
 			  moat_error *err);
 
+/* The checks of moat_process_validate that concern the process alone
+ * (args, rlimits, capabilities, cwd): shared with `exec`. */
+int moat_process_validate_one(const struct oci_process *p, moat_error *err);
+
+/* rlimits and umask. */
+int moat_process_set_limits(const struct oci_process *p, moat_error *err);
+
 /* Kernel settings written through a private procfs instance, before the
  * container's own /proc exists and before its read-only paths apply:
  * linux.sysctl and process.oomScoreAdj. */
 int moat_process_write_proc(const struct oci_config *cfg, moat_error *err);
 
 /* In the container root, before the identity switch: hostname, domainname,
- * rlimits, session keyring, umask. */
+ * session keyring, then moat_process_set_limits. */
 int moat_process_setup_env(const struct oci_config *cfg, const struct moat_ns_plan *ns,
 			   bool no_new_keyring, moat_error *err);
 

@@ -1,0 +1,270 @@
+/* moat: running another process in an existing container.
+ *
+ * Same two-step shape as create: a helper joins the container's namespaces
+ * through a pidfd of its init (one setns call, so it cannot join half of
+ * one container and half of another), then forks the process with
+ * CLONE_PARENT so it is moat's child inside the container's PID namespace.
+ * moat puts it in the container's cgroup before it runs anything. */
+#include "exec.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "cgroup.h"
+#include "container.h"
+#include "namespaces.h"
+#include "process.h"
+#include "state.h"
+#include "sync.h"
+#include "terminal.h"
+#include "utils.h"
+
+/* What exec learned about the container while holding its lock. */
+struct target {
+	int dirfd;
+	struct moat_state *st;
+	int pidfd;
+	int ns_flags; /* the namespaces of the init that differ from ours */
+};
+
+static void target_close(struct target *t)
+{
+	if (t->dirfd >= 0)
+		close(t->dirfd);
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	moat_state_free(t->st);
+}
+
+static bool same_ns(pid_t pid, const char *name)
+{
+	char path[64];
+	struct stat a, b;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, name);
+	if (stat(path, &a) < 0 || snprintf(path, sizeof(path), "/proc/self/ns/%s", name) < 0 ||
+	    stat(path, &b) < 0)
+		return true;
+	return a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+static int open_target(const struct moat_exec_opts *o, struct target *t, moat_error *err)
+{
+	enum moat_status status;
+	int k;
+
+	if (moat_state_dir_open(o->root, o->id, &t->dirfd, err) < 0 ||
+	    moat_state_read(t->dirfd, &t->st, err) < 0)
+		return moat_error_ret(err);
+	status = moat_state_status(t->dirfd, t->st);
+	if (status != MOAT_STATUS_RUNNING)
+		return moat_error_msg(err, EINVAL, "container '%s' is %s: exec needs a running container",
+				      o->id, moat_status_name(status));
+	t->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)t->st->pid, 0);
+	if (t->pidfd < 0 || !moat_state_pid_alive(t->st))
+		return moat_error_msg(err, ESRCH, "container '%s' is stopped: cannot exec", o->id);
+	for (k = 0; k < MOAT_NS_COUNT; k++)
+		if (!same_ns((pid_t)t->st->pid, moat_ns_proc_name(k)))
+			t->ns_flags |= moat_ns_clone_flag(k);
+	return 0;
+}
+
+struct child_args {
+	const struct moat_exec_opts *o;
+	const struct target *t;
+	int sync_fd;
+};
+
+static int run_process(const struct child_args *c, moat_error *err)
+{
+	const struct oci_process *p = c->o->process;
+	struct moat_exec exec = { 0 };
+	int master = -1;
+
+	if (moat_sync_expect(c->sync_fd, MOAT_SYNC_CGROUP_DONE, NULL, err) < 0)
+		return moat_error_ret(err);
+	if (setsid() < 0)
+		return moat_error_set(err, errno, "setsid");
+	if (p->terminal) {
+		if (moat_terminal_create(p, &master, err) < 0 ||
+		    moat_sync_send_fd(c->sync_fd, MOAT_SYNC_CONSOLE, master, err) < 0)
+			return moat_error_ret(err);
+		close(master);
+	}
+	if (moat_process_set_limits(p, err) < 0 || moat_process_prepare_exec(p, &exec, err) < 0 ||
+	    moat_process_become_user(p, err) < 0 || moat_process_close_fds(c->o->preserve_fds, err) < 0)
+		return moat_error_ret(err);
+	/* The sync socket is close-on-exec: moat reads EOF when execve worked. */
+	execve(exec.path, exec.argv, exec.envp);
+	return moat_error_set(err, errno, "exec '%s'", exec.path);
+}
+
+__attribute__((noreturn)) static void exec_child(const struct child_args *c)
+{
+	moat_error err = MOAT_ERROR_INIT;
+	sigset_t none;
+	pid_t pid;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	close(c->t->dirfd); /* the flock belongs to moat */
+	if (c->t->ns_flags != 0 && setns(c->t->pidfd, c->t->ns_flags) < 0) {
+		moat_error_set(&err, errno, "join the namespaces of container '%s'", c->o->id);
+		goto fail;
+	}
+	pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (pid < 0) {
+		moat_error_set(&err, errno, "clone");
+		goto fail;
+	}
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		run_process(c, &err);
+		goto fail;
+	}
+	if (moat_sync_send(c->sync_fd, MOAT_SYNC_INIT_PID, pid, &err) < 0)
+		_exit(EXIT_FAILURE);
+	_exit(EXIT_SUCCESS);
+fail:
+	moat_sync_send_error(c->sync_fd, &err);
+	_exit(EXIT_FAILURE);
+}
+
+/* The parent's side: cgroup, pid file, terminal, then EOF (exec worked) or
+ * an error from the child. */
+static int settle(const struct moat_exec_opts *o, const struct target *t, int fd, pid_t pid,
+		  int *ret_console, moat_error *err)
+{
+	struct moat_cgroup *cg = NULL;
+	int r = 0, master = -1;
+	char buf[32];
+
+	if (t->st->cgroup_path != NULL) {
+		r = moat_cgroup_open(t->st->cgroup_path, &cg, err);
+		if (r == 0)
+			r = moat_cgroup_add_pid(cg, pid, err);
+		moat_cgroup_free(cg);
+		if (r < 0)
+			return moat_error_prefix(err, "exec: cgroup");
+	}
+	if (moat_sync_send(fd, MOAT_SYNC_CGROUP_DONE, 0, err) < 0)
+		return moat_error_ret(err);
+	if (o->process->terminal) {
+		if (moat_sync_expect_fd(fd, MOAT_SYNC_CONSOLE, &master, err) < 0)
+			return moat_error_ret(err);
+		if (o->console_socket) {
+			r = moat_send_fd_to_socket(o->console_socket, master, "/dev/ptmx", err);
+			close(master);
+			master = -1;
+			if (r < 0)
+				return r;
+		}
+	}
+	*ret_console = master;
+	/* EOF: the process has exec'd. A message here is its error. */
+	if (moat_sync_expect(fd, MOAT_SYNC_READY, NULL, err) < 0 && err->code != EPIPE)
+		return moat_error_ret(err);
+	moat_error_clear(err);
+	if (o->pid_file) {
+		size_t len = (size_t)snprintf(buf, sizeof(buf), "%d", (int)pid);
+		if (write_file_atomic_at(AT_FDCWD, o->pid_file, buf, len, 0644, err) < 0)
+			return moat_error_prefix(err, "--pid-file");
+	}
+	return 0;
+}
+
+static int spawn(const struct moat_exec_opts *o, struct target *t, pid_t *ret_pid,
+		 int *ret_console, moat_error *err)
+{
+	int fds[2], status;
+	int64_t v;
+	pid_t helper;
+	struct child_args c = { .o = o, .t = t };
+
+	if (moat_sync_pair(fds, err) < 0)
+		return moat_error_ret(err);
+	c.sync_fd = fds[1];
+	helper = fork();
+	if (helper == 0)
+		exec_child(&c);
+	close(fds[1]);
+	if (helper < 0) {
+		close(fds[0]);
+		return moat_error_set(err, errno, "fork");
+	}
+	if (moat_sync_expect(fds[0], MOAT_SYNC_INIT_PID, &v, err) < 0) {
+		waitpid(helper, &status, 0);
+		close(fds[0]);
+		return moat_error_ret(err);
+	}
+	waitpid(helper, &status, 0);
+	*ret_pid = (pid_t)v;
+	if (settle(o, t, fds[0], *ret_pid, ret_console, err) < 0) {
+		kill(*ret_pid, SIGKILL);
+		waitpid(*ret_pid, &status, 0);
+		close(fds[0]);
+		return moat_error_ret(err);
+	}
+	close(fds[0]);
+	return 0;
+}
+
+int moat_container_exec(const struct moat_exec_opts *o, int *ret_status, moat_error *err)
+{
+	struct target t = { .dirfd = -1, .pidfd = -1 };
+	int console = -1, wstatus = 0, r;
+	sigset_t set, old;
+	pid_t pid = 0;
+
+	if (o->process->terminal && o->detach && o->console_socket == NULL)
+		return moat_error_msg(err, EINVAL,
+				      "process.terminal: a detached exec needs --console-socket");
+	if (moat_process_validate_one(o->process, err) < 0)
+		return moat_error_ret(err);
+	moat_forwarded_signals(&set);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	r = open_target(o, &t, err);
+	if (r == 0)
+		r = spawn(o, &t, &pid, &console, err);
+	target_close(&t); /* unlock: others may use the container meanwhile */
+	if (r == 0 && !o->detach) {
+		if (console >= 0)
+			r = moat_terminal_relay(console, pid, &set, &wstatus, err);
+		else
+			r = moat_wait_foreground(pid, &set, &wstatus, err);
+		*ret_status = moat_exit_status(wstatus);
+	}
+	if (console >= 0)
+		close(console);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+int moat_exec_default_process(const char *root, const char *id, struct oci_process **ret,
+			      moat_error *err)
+{
+	_cleanup_close_ int dirfd = -1;
+	_cleanup_free_ char *data = NULL, *msg = NULL;
+	struct oci_config *cfg = NULL;
+	size_t len;
+	int r;
+
+	if (moat_state_dir_open(root, id, &dirfd, err) < 0)
+		return moat_error_ret(err);
+	if (read_file_at(dirfd, MOAT_CONFIG_FILE, OCIJSON_MAX_FILE_SIZE, &data, &len, err) < 0)
+		return moat_error_prefix(err, "container '%s'", id);
+	r = oci_config_parse_data(data, len, "config.json", &cfg, &msg);
+	if (r < 0)
+		return moat_error_msg(err, -r, "container '%s': %s", id, msg ? msg : "config.json");
+	*ret = cfg->process;
+	cfg->process = NULL;
+	oci_config_free(cfg);
+	return 0;
+}

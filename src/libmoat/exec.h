@@ -1,0 +1,34 @@
+/* moat: running another process in an existing container (`moat exec`). */
+#ifndef MOAT_EXEC_H
+#define MOAT_EXEC_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "oci-config.h"
+
+struct moat_exec_opts {
+	const char *root;
+	const char *id;
+	/* The process to run, complete (from --process, or built by
+	 * moat_exec_default_process and the flags). Borrowed. */
+	const struct oci_process *process;
+	const char *console_socket; /* with process->terminal: where the pty goes */
+	const char *pid_file;
+	bool detach;
+	int preserve_fds;
+};
+
+/* The container's own process (from its saved config), as the base that
+ * exec flags modify: env, user, cwd, capabilities, rlimits, no_new_privs.
+ * Release with oci_process_free. */
+int moat_exec_default_process(const char *root, const char *id, struct oci_process **ret,
+			      moat_error *err);
+
+/* Join every namespace of the container and its cgroup, apply process, and
+ * run it. In the foreground wait for it (relaying its terminal, forwarding
+ * signals) and return its status (128+N when killed by signal N) in
+ * *ret_status; with detach return once it runs. */
+int moat_container_exec(const struct moat_exec_opts *o, int *ret_status, moat_error *err);
+
+#endif
