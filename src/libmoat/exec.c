@@ -91,6 +91,10 @@ static int run_process(const struct child_args *c, moat_error *err)
 		return moat_error_ret(err);
 	if (setsid() < 0)
 		return moat_error_set(err, errno, "setsid");
+	/* Inside a user namespace, act as its root (not as the host's unmapped
+	 * root) so what we create, such as the pty, belongs to the container. */
+	if ((c->t->ns_flags & CLONE_NEWUSER) && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
+		return moat_error_set(err, errno, "become root of the container's user namespace");
 	if (p->terminal) {
 		if (moat_terminal_create(p, &master, err) < 0 ||
 		    moat_sync_send_fd(c->sync_fd, MOAT_SYNC_CONSOLE, master, err) < 0)

@@ -1,0 +1,163 @@
+#!/usr/bin/env bats
+# `moat exec`: another process in a running container, in every one of its
+# namespaces and its cgroup, with the container's process settings unless a
+# flag says otherwise; exit codes, --detach, --pid-file, --tty.
+
+load helpers
+
+start_sleeper() {
+	make_bundle
+	cfg_set '.process.env += ["FROM_CONFIG=yes"]'
+	cfg_args sleep 300
+	moat_run_detached
+}
+
+@test "exec runs in the container's pid, mount, uts, net, ipc, user and cgroup namespaces" {
+	start_sleeper
+	local pid ns
+	pid=$(host_pid)
+	run --separate-stderr moat exec "$CID" sh -c \
+		'for n in pid mnt uts net ipc user cgroup; do echo "$n $(readlink /proc/self/ns/$n)"; done'
+	assert_success
+	for ns in pid mnt uts net ipc user cgroup; do
+		assert_line_exact "$ns $(readlink "/proc/$pid/ns/$ns")"
+	done
+}
+
+@test "exec joins the container's cgroup" {
+	start_sleeper
+	local pid
+	pid=$(host_pid)
+	moat exec -d --pid-file "$TEST_DIR/exec.pid" "$CID" sleep 60
+	run diff <(grep -v '^0::' "/proc/$pid/cgroup") <(grep -v '^0::' "/proc/$(cat "$TEST_DIR/exec.pid")/cgroup")
+	assert_success
+}
+
+@test "exec propagates the exit code" {
+	start_sleeper
+	run moat exec "$CID" sh -c 'exit 42'
+	assert_equal "$status" 42
+	run moat exec "$CID" sh -c 'kill -9 $$'
+	assert_equal "$status" 137
+}
+
+@test "exec passes stdin, stdout and stderr through" {
+	start_sleeper
+	run --separate-stderr moat exec "$CID" sh -c 'cat; echo err >&2' <<<'from stdin'
+	assert_success
+	assert_output 'from stdin'
+	assert_equal "$stderr" err
+}
+
+@test "exec uses the container's env, user and cwd, which --env, --user and --cwd change" {
+	start_sleeper
+	run --separate-stderr moat exec "$CID" sh -c 'echo "$FROM_CONFIG $(id -u):$(id -g) $(pwd)"'
+	assert_output 'yes 0:0 /'
+	run --separate-stderr moat exec --env FROM_CONFIG=no -e EXTRA=1 --user 1000:1001 --cwd /tmp \
+		"$CID" sh -c 'echo "$FROM_CONFIG $EXTRA $(id -u):$(id -g) $(pwd)"'
+	assert_success
+	assert_output 'no 1 1000:1001 /tmp'
+}
+
+@test "exec --additional-gids sets supplementary groups" {
+	start_sleeper
+	run --separate-stderr moat exec -u 1000:1000 -g 20 -g 30 "$CID" sh -c 'grep ^Groups: /proc/self/status'
+	assert_success
+	assert_output --regexp '^Groups:[[:space:]]+20 30[[:space:]]*$'
+}
+
+@test "exec keeps the container's empty capability sets and no_new_privs" {
+	start_sleeper
+	run --separate-stderr moat exec "$CID" sh -c 'grep -E "^(CapEff|CapBnd|NoNewPrivs)" /proc/self/status'
+	assert_success
+	assert_line --regexp '^CapEff:[[:space:]]+0000000000000000$'
+	assert_line --regexp '^CapBnd:[[:space:]]+0000000000000000$'
+	assert_line --regexp '^NoNewPrivs:[[:space:]]+1$'
+}
+
+@test "exec --cap adds a capability to the bounding, effective and permitted sets only" {
+	start_sleeper
+	run --separate-stderr moat exec --cap CAP_NET_RAW "$CID" sh -c 'grep -E "^Cap(Eff|Bnd|Prm|Inh|Amb)" /proc/self/status'
+	assert_success
+	assert_line --regexp '^CapEff:[[:space:]]+0000000000002000$'
+	assert_line --regexp '^CapBnd:[[:space:]]+0000000000002000$'
+	assert_line --regexp '^CapInh:[[:space:]]+0000000000000000$'
+	assert_line --regexp '^CapAmb:[[:space:]]+0000000000000000$'
+}
+
+@test "exec --cap with an unknown capability fails with one line naming it" {
+	start_sleeper
+	run --separate-stderr moat exec --cap CAP_BOGUS "$CID" true
+	assert_moat_error 'CAP_BOGUS'
+}
+
+@test "exec --process runs a process described as OCI JSON" {
+	start_sleeper
+	cat >"$TEST_DIR/process.json" <<'JSON'
+{"user": {"uid": 7, "gid": 8}, "cwd": "/tmp", "args": ["sh", "-c", "echo $X $(id -u) $(pwd)"],
+ "env": ["X=json", "PATH=/bin"]}
+JSON
+	run --separate-stderr moat exec --process "$TEST_DIR/process.json" "$CID"
+	assert_success
+	assert_output 'json 7 /tmp'
+}
+
+@test "exec --process with a malformed file names the field" {
+	start_sleeper
+	echo '{"user": {"uid": "x", "gid": 0}, "cwd": "/", "args": ["true"]}' >"$TEST_DIR/process.json"
+	run --separate-stderr moat exec --process "$TEST_DIR/process.json" "$CID"
+	assert_moat_error 'user\.uid'
+}
+
+@test "exec --detach returns at once and --pid-file names the process" {
+	start_sleeper
+	moat exec --detach --pid-file "$TEST_DIR/exec.pid" "$CID" sleep 60
+	local pid
+	pid=$(cat "$TEST_DIR/exec.pid")
+	process_alive "$pid"
+	[[ $(readlink "/proc/$pid/ns/pid") == "$(readlink "/proc/$(host_pid)/ns/pid")" ]]
+}
+
+@test "exec of a missing program fails with one line naming it" {
+	start_sleeper
+	run --separate-stderr moat exec "$CID" /no/such/program
+	assert_moat_error '/no/such/program'
+}
+
+@test "exec into a stopped container fails with one line" {
+	make_bundle
+	cfg_args true
+	moat_run_detached
+	wait_for_status stopped
+	run --separate-stderr moat exec "$CID" true
+	assert_moat_error 'stopped'
+}
+
+@test "exec into an unknown container fails with one line" {
+	run --separate-stderr moat exec no-such-container true
+	assert_moat_error "does not exist"
+}
+
+@test "exec sees only fds 0, 1 and 2 unless --preserve-fds" {
+	start_sleeper
+	run --separate-stderr moat exec "$CID" sh -c 'ls /proc/self/fd' 5</dev/null
+	assert_success
+	refute_line_exact 5
+	run --separate-stderr moat exec --preserve-fds 1 "$CID" sh -c 'ls /proc/self/fd' 3</dev/null
+	assert_success
+	assert_line_exact 3
+}
+
+@test "exec --tty gives the process a terminal and relays it" {
+	start_sleeper
+	# script(1) gives moat a terminal on stdin; the process must see a tty.
+	run script -qec "$MOAT_BINARY --root $MOAT_ROOT exec --tty $CID sh -c 'tty; stty size'" /dev/null
+	assert_success
+	assert_output --regexp '/dev/pts/[0-9]+'
+}
+
+@test "exec --tty --detach without --console-socket fails with one line" {
+	start_sleeper
+	run --separate-stderr moat exec --tty --detach "$CID" true
+	assert_moat_error 'console-socket'
+}
