@@ -34,5 +34,6 @@ int moat_cmd_delete(struct moat_globals *g, int argc, char **argv)
 		return EXIT_FAILURE;
 	if (moat_container_delete(g->root, id, force, &err) < 0)
 		return moat_fail(&err);
+	moat_log_warnings(&err);
 	return EXIT_SUCCESS;
 }

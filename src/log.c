@@ -131,8 +131,15 @@ void moat_log_debug(const char *fmt, ...)
 	va_end(ap);
 }
 
+void moat_log_warnings(const moat_error *err)
+{
+	if (err != NULL && err->warn != NULL)
+		moat_log_warn("%s", err->warn);
+}
+
 int moat_fail(const moat_error *err)
 {
+	moat_log_warnings(err);
 	moat_log_error("%s", err && err->msg ? err->msg : "unknown error");
 	return EXIT_FAILURE;
 }

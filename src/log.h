@@ -20,7 +20,11 @@ void moat_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void moat_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void moat_log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Print err (once) and return the exit status for a failed command. */
+/* Print the warnings err gathered (after a successful call). */
+void moat_log_warnings(const moat_error *err);
+
+/* Print err's warnings and err (once); return the exit status for a failed
+ * command. */
 int moat_fail(const moat_error *err);
 
 #endif

@@ -16,5 +16,6 @@ int moat_cmd_run(struct moat_globals *g, int argc, char **argv)
 		return EXIT_FAILURE;
 	if (moat_container_run(&o, detach, &status, &err) < 0)
 		return moat_fail(&err);
+	moat_log_warnings(&err);
 	return detach ? EXIT_SUCCESS : status;
 }

@@ -25,5 +25,6 @@ int moat_cmd_start(struct moat_globals *g, int argc, char **argv)
 		return EXIT_FAILURE;
 	if (moat_container_start(g->root, id, &err) < 0)
 		return moat_fail(&err);
+	moat_log_warnings(&err);
 	return EXIT_SUCCESS;
 }

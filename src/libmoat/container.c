@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 
 #include "cgroup.h"
+#include "hooks.h"
+#include "oci-config.h"
 #include "terminal.h"
 #include "utils.h"
 
@@ -30,6 +32,21 @@ static const struct ocijson_field report_fields[] = {
 #undef R
 const struct ocijson_type moat_report_type =
 	OCIJSON_TYPE("state", struct moat_report, report_fields, NULL);
+
+char *moat_state_json(const char *oci_version, const char *id, pid_t pid, const char *status,
+		      const char *bundle, const char *rootfs, const struct oci_string_map *ann)
+{
+	struct moat_report r = { .oci_version = (char *)oci_version, .id = (char *)id, .pid = pid,
+				 .status = (char *)status, .bundle = (char *)bundle,
+				 .rootfs = (char *)rootfs, .owner = getuid(),
+				 .annotations = (struct oci_string_map *)ann };
+	char *json = NULL, *msg = NULL;
+
+	if (ocijson_generate(&moat_report_type, &r, false, &json, NULL, &msg) < 0)
+		json = xstrdup("{}");
+	free(msg);
+	return json;
+}
 
 /* How long delete --force and kill wait for a process to be gone. */
 #define MOAT_EXIT_WAIT_MS 10000
@@ -59,6 +76,34 @@ static int open_container(const char *root, const char *id, struct opened *c, mo
 	}
 	c->status = moat_state_status(c->dirfd, c->st);
 	return 0;
+}
+
+/* Run the hooks of kind from the container's saved config; a failure is a
+ * warning (poststart, poststop). */
+static void run_late_hooks(const struct opened *c, enum moat_hook_kind kind, const char *status,
+			   moat_error *err)
+{
+	_cleanup_free_ char *data = NULL, *json = NULL, *msg = NULL;
+	moat_error e = MOAT_ERROR_INIT;
+	struct oci_config *cfg = NULL;
+	size_t len;
+
+	if (read_file_at(c->dirfd, MOAT_CONFIG_FILE, OCIJSON_MAX_FILE_SIZE, &data, &len, &e) < 0 ||
+	    oci_config_parse_data(data, len, MOAT_CONFIG_FILE, &cfg, &msg) < 0) {
+		moat_error_warn(err, "%s hooks: cannot read the saved config: %s",
+				moat_hook_kind_name(kind), e.msg ? e.msg : msg);
+		moat_error_clear(&e);
+		return;
+	}
+	if (moat_hooks_list(cfg->hooks, kind, &len) != NULL && len > 0) {
+		json = moat_state_json(c->st->oci_version, c->st->id,
+				       strcmp(status, "stopped") == 0 ? 0 : (pid_t)c->st->pid, status,
+				       c->st->bundle, c->st->rootfs, c->st->annotations);
+		if (moat_hooks_run(cfg->hooks, kind, json, c->st->bundle, &e) < 0)
+			moat_error_warn(err, "%s", e.msg);
+	}
+	moat_error_clear(&e);
+	oci_config_free(cfg);
 }
 
 static void close_container(struct opened *c)
@@ -135,6 +180,7 @@ static int start_opened(struct opened *c, moat_error *err)
 		return moat_error_ret(err);
 	if (unlinkat(c->dirfd, MOAT_EXEC_FIFO, 0) < 0)
 		return moat_error_set(err, errno, "remove the exec fifo");
+	run_late_hooks(c, MOAT_HOOK_POSTSTART, "running", err);
 	return 0;
 }
 
@@ -227,6 +273,8 @@ static int delete_opened(const char *root, struct opened *c, bool force, moat_er
 		if (r < 0)
 			return moat_error_prefix(err, "delete '%s': cgroup", c->st->id);
 	}
+	/* poststop runs once the container is gone, but needs the saved config. */
+	run_late_hooks(c, MOAT_HOOK_POSTSTOP, "stopped", err);
 	return moat_state_dir_remove(root, c->st->id, err);
 }
 

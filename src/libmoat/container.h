@@ -47,6 +47,10 @@ void moat_forwarded_signals(sigset_t *set);
 int moat_wait_foreground(pid_t pid, const sigset_t *set, int *ret_wstatus, moat_error *err);
 int moat_exit_status(int wstatus);
 
+/* The state JSON `moat state` prints, as hooks receive it on stdin. */
+char *moat_state_json(const char *oci_version, const char *id, pid_t pid, const char *status,
+		      const char *bundle, const char *rootfs, const struct oci_string_map *ann);
+
 /* What `state` prints and `list` shows. */
 struct moat_report {
 	char *oci_version;

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cgroup.h"
+#include "hooks.h"
 #include "init.h"
 #include "namespaces.h"
 #include "oci-config.h"
@@ -34,6 +35,7 @@ struct build {
 	pid_t stage1;
 	pid_t init;
 	int console;    /* pty master kept for the foreground relay, or -1 */
+	bool hooks_started; /* a failed create then runs poststop, as delete would */
 };
 
 static int load_config(struct build *b, moat_error *err)
@@ -81,6 +83,8 @@ static int check_config(struct build *b, moat_error *err)
 		return moat_error_msg(err, EINVAL,
 				      "process.terminal: a detached container needs --console-socket "
 				      "to receive its terminal");
+	if (moat_hooks_validate(b->cfg->hooks, err) < 0)
+		return moat_error_ret(err);
 	if (b->o->no_cgroup && lx && lx->resources)
 		return moat_error_msg(err, EINVAL,
 				      "linux.resources: set, but --cgroup-manager=disabled");
@@ -112,6 +116,25 @@ static int make_cgroup(struct build *b, moat_error *err)
 		return moat_error_ret(err);
 	if (moat_cgroup_create(b->cgroup_path, lx ? lx->resources : NULL, &b->cg, err) < 0)
 		return moat_error_prefix(err, "cgroup");
+	return 0;
+}
+
+static char *creating_json(const struct build *b, pid_t pid, const char *status)
+{
+	return moat_state_json(b->cfg->oci_version, b->o->id, pid, status, b->bundle, b->rootfs,
+			       b->cfg->annotations);
+}
+
+/* prestart and createRuntime: in the runtime's namespaces, once the
+ * container's exist and before its root is entered. */
+static int run_runtime_hooks(struct build *b, moat_error *err)
+{
+	_cleanup_free_ char *json = creating_json(b, b->init, "creating");
+
+	b->hooks_started = true;
+	if (moat_hooks_run(b->cfg->hooks, MOAT_HOOK_PRESTART, json, b->bundle, err) < 0 ||
+	    moat_hooks_run(b->cfg->hooks, MOAT_HOOK_CREATE_RUNTIME, json, b->bundle, err) < 0)
+		return moat_error_ret(err);
 	return 0;
 }
 
@@ -154,7 +177,10 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
 	b->stage1 = 0;
 	if (b->cg && moat_cgroup_add_pid(b->cg, b->init, err) < 0)
 		return moat_error_prefix(err, "cgroup");
-	if (moat_sync_send(fd, MOAT_SYNC_CGROUP_DONE, 0, err) < 0)
+	if (run_runtime_hooks(b, err) < 0)
+		return moat_error_ret(err);
+	/* The init learns its host pid here, for the hooks it runs. */
+	if (moat_sync_send(fd, MOAT_SYNC_CGROUP_DONE, b->init, err) < 0)
 		return moat_error_ret(err);
 	if (b->cfg->process->terminal && receive_console(b, fd, err) < 0)
 		return moat_error_ret(err);
@@ -166,7 +192,7 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
 static int spawn(struct build *b, moat_error *err)
 {
 	struct moat_init_args a = { .cfg = b->cfg, .ns = &b->ns, .rootfs = b->rootfs,
-				    .bundle = b->bundle, .lock_fd = b->dirfd,
+				    .bundle = b->bundle, .lock_fd = b->dirfd, .id = b->o->id,
 				    .fifo_fd = b->fifo_fd, .no_pivot = b->o->no_pivot,
 				    .no_new_keyring = b->o->no_new_keyring,
 				    .preserve_fds = b->o->preserve_fds };
@@ -256,6 +282,12 @@ static void undo(struct build *b)
 	if (b->cg)
 		moat_cgroup_destroy(b->cg, &ignored);
 	moat_error_clear(&ignored);
+	if (b->hooks_started) {
+		_cleanup_free_ char *json = creating_json(b, 0, "stopped");
+
+		moat_hooks_run(b->cfg->hooks, MOAT_HOOK_POSTSTOP, json, b->bundle, &ignored);
+		moat_error_clear(&ignored);
+	}
 	if (b->made_dir)
 		moat_state_dir_remove(b->o->root, b->o->id, &ignored);
 	moat_error_clear(&ignored);

@@ -82,11 +82,37 @@ int moat_error_prefix(moat_error *err, const char *fmt, ...)
 	return moat_error_ret(err);
 }
 
+void moat_error_warn(moat_error *err, const char *fmt, ...)
+{
+	char *text = NULL, *joined = NULL;
+	va_list ap;
+
+	if (err == NULL)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) < 0)
+		text = NULL;
+	va_end(ap);
+	if (text == NULL)
+		return;
+	if (err->warn == NULL) {
+		err->warn = text;
+		return;
+	}
+	if (asprintf(&joined, "%s; %s", err->warn, text) >= 0) {
+		free(err->warn);
+		err->warn = joined;
+	}
+	free(text);
+}
+
 void moat_error_clear(moat_error *err)
 {
 	if (err == NULL)
 		return;
 	free(err->msg);
+	free(err->warn);
 	err->msg = NULL;
+	err->warn = NULL;
 	err->code = 0;
 }

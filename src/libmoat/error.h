@@ -12,11 +12,12 @@
 #include <stdarg.h>
 
 typedef struct moat_error {
-	int code;  /* positive errno, or 0 when the cause is not a system error */
-	char *msg; /* NULL when no error is set */
+	int code;   /* positive errno, or 0 when the cause is not a system error */
+	char *msg;  /* NULL when no error is set */
+	char *warn; /* warnings gathered on the way ("; "-separated), error or not */
 } moat_error;
 
-#define MOAT_ERROR_INIT { 0, NULL }
+#define MOAT_ERROR_INIT { 0, NULL, NULL }
 
 /* Set the error to the formatted message followed by ": strerror(errnum)"
  * when errnum > 0. Returns -errnum (or -EINVAL when errnum is 0) so callers
@@ -36,7 +37,11 @@ int moat_error_msg(moat_error *err, int errnum, const char *fmt, ...)
 int moat_error_prefix(moat_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Release the message and reset the code. err may be NULL. */
+/* Add a warning (something failed that the operation survives, such as a
+ * poststart hook): the command layer prints it whatever the outcome. */
+void moat_error_warn(moat_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Release the message and warnings and reset the code. err may be NULL. */
 void moat_error_clear(moat_error *err);
 
 /* The negative value a function returns for this error. */

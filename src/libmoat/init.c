@@ -9,6 +9,8 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
+#include "container.h"
+#include "hooks.h"
 #include "process.h"
 #include "rootfs.h"
 #include "sync.h"
@@ -74,6 +76,19 @@ static int wait_for_start(int fifo_fd, moat_error *err)
 	return 0;
 }
 
+static int run_hooks(const struct moat_init_args *a, enum moat_hook_kind kind, const char *status,
+		     const char *cwd, moat_error *err)
+{
+	_cleanup_free_ char *json = NULL;
+	size_t n = 0;
+
+	if (moat_hooks_list(a->cfg->hooks, kind, &n) == NULL || n == 0)
+		return 0;
+	json = moat_state_json(a->cfg->oci_version, a->id, a->host_pid, status, a->bundle,
+			       a->rootfs, a->cfg->annotations);
+	return moat_hooks_run(a->cfg->hooks, kind, json, cwd, err);
+}
+
 static int send_console(const struct moat_init_args *a, moat_error *err)
 {
 	_cleanup_close_ int master = -1;
@@ -98,7 +113,11 @@ static int build_container(const struct moat_init_args *a, struct moat_exec *exe
 		return moat_error_set(err, errno, "setsid");
 	if (moat_rootfs_prepare(cfg, a->rootfs, &ropts, &rootfs, err) < 0)
 		return moat_error_ret(err);
-	r = a->ns->create[MOAT_NS_USER] ? become_ns_root(err) : 0;
+	/* createContainer: in the container's namespaces, before its root is
+	 * entered, so the hook's path still resolves as on the host. */
+	r = run_hooks(a, MOAT_HOOK_CREATE_CONTAINER, "creating", a->bundle, err);
+	if (r == 0 && a->ns->create[MOAT_NS_USER])
+		r = become_ns_root(err);
 	if (r == 0)
 		r = moat_process_write_proc(cfg, err);
 	if (r == 0)
@@ -116,14 +135,17 @@ static int build_container(const struct moat_init_args *a, struct moat_exec *exe
 	return 0;
 }
 
-__attribute__((noreturn)) static void stage2(const struct moat_init_args *a)
+__attribute__((noreturn)) static void stage2(const struct moat_init_args *args)
 {
 	moat_error err = MOAT_ERROR_INIT;
 	struct moat_exec exec = { 0 };
+	struct moat_init_args copy = *args, *a = &copy;
+	int64_t host_pid;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (moat_sync_expect(a->sync_fd, MOAT_SYNC_CGROUP_DONE, NULL, &err) < 0)
+	if (moat_sync_expect(a->sync_fd, MOAT_SYNC_CGROUP_DONE, &host_pid, &err) < 0)
 		_exit(EXIT_FAILURE);
+	copy.host_pid = (pid_t)host_pid;
 	if (build_container(a, &exec, &err) < 0)
 		die(a->sync_fd, &err);
 	/* From READY on the container outlives `moat create`. (Changing
@@ -133,7 +155,11 @@ __attribute__((noreturn)) static void stage2(const struct moat_init_args *a)
 	if (moat_sync_send(a->sync_fd, MOAT_SYNC_READY, 0, &err) < 0)
 		_exit(EXIT_FAILURE);
 	close(a->sync_fd);
-	if (wait_for_start(a->fifo_fd, &err) < 0) {
+	/* startContainer: inside the container, under its full confinement,
+	 * right before the program. Nobody waits for us any more, so a failure
+	 * goes to the container's stderr and stops the container. */
+	if (wait_for_start(a->fifo_fd, &err) < 0 ||
+	    run_hooks(a, MOAT_HOOK_START_CONTAINER, "created", NULL, &err) < 0) {
 		fprintf(stderr, "moat: %s\n", err.msg);
 		_exit(127);
 	}

@@ -5,11 +5,13 @@
 #define MOAT_INIT_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "namespaces.h"
 #include "oci-config.h"
 
 struct moat_init_args {
+	const char *id;
 	const struct oci_config *cfg;
 	const struct moat_ns_plan *ns;
 	const char *rootfs;   /* absolute host path */
@@ -20,6 +22,7 @@ struct moat_init_args {
 	bool no_pivot;
 	bool no_new_keyring;
 	int preserve_fds;
+	pid_t host_pid;       /* the init's pid on the host, learned from moat */
 };
 
 /* Runs in the forked child; never returns. */
