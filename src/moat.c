@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sealed-exe.h"
 #include "utils.h"
 
 #define MOAT_DEFAULT_ROOT "/run/moat"
@@ -194,6 +195,11 @@ int main(int argc, char **argv)
 		print_help(stderr);
 		return EXIT_FAILURE;
 	}
+	/* A process that enters a container (create, run, exec) runs from a sealed
+	 * copy of moat, never from the host binary (CVE-2019-5736). */
+	if ((strcmp(argv[optind], "create") == 0 || strcmp(argv[optind], "run") == 0 ||
+	     strcmp(argv[optind], "exec") == 0) && moat_exec_sealed_self(argv, &err) < 0)
+		return moat_fail(&err);
 	for (i = 0; i < MOAT_ARRAY_SIZE(commands); i++) {
 		if (strcmp(argv[optind], commands[i].name) != 0)
 			continue;

@@ -74,14 +74,25 @@ static int set_sets(uint64_t eff, uint64_t prm, uint64_t inh, moat_error *err)
 	return 0;
 }
 
+static int permitted_now(uint64_t *ret, moat_error *err)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+
+	if (capget(&hdr, data) < 0)
+		return moat_error_set(err, errno, "capget");
+	*ret = (uint64_t)data[0].permitted | ((uint64_t)data[1].permitted << 32);
+	return 0;
+}
+
 int moat_caps_apply(const struct moat_caps *caps, moat_error *err)
 {
 	int last = moat_caps_last_cap(), c;
-	uint64_t all = last >= 63 ? UINT64_MAX : (UINT64_C(1) << (last + 1)) - 1;
+	uint64_t prm = 0;
 
 	/* The uid switch cleared the effective set; take back what is permitted
 	 * so the bounding set can be shrunk (that needs CAP_SETPCAP). */
-	if (set_sets(all, all, 0, err) < 0 && set_sets(0, 0, 0, NULL) < 0)
+	if (permitted_now(&prm, err) < 0 || set_sets(prm, prm, 0, err) < 0)
 		return moat_error_prefix(err, "capabilities");
 	for (c = 0; c <= last; c++) {
 		if (caps->bounding & (UINT64_C(1) << c))

@@ -16,6 +16,7 @@
 #include "namespaces.h"
 #include "oci-config.h"
 #include "process.h"
+#include "process-attrs.h"
 #include "sync.h"
 #include "userns.h"
 #include "utils.h"
@@ -88,7 +89,9 @@ static int check_config(struct build *b, moat_error *err)
 	if (b->o->no_cgroup && lx && lx->resources)
 		return moat_error_msg(err, EINVAL,
 				      "linux.resources: set, but --cgroup-manager=disabled");
-	return moat_process_validate(b->cfg, &b->ns, err);
+	if (moat_process_validate(b->cfg, &b->ns, err) < 0)
+		return moat_error_ret(err);
+	return moat_process_attrs_validate(b->cfg, err);
 }
 
 static int make_fifo(struct build *b, moat_error *err)

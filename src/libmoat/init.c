@@ -12,6 +12,7 @@
 #include "container.h"
 #include "hooks.h"
 #include "process.h"
+#include "process-attrs.h"
 #include "rootfs.h"
 #include "sync.h"
 #include "terminal.h"
@@ -128,9 +129,11 @@ static int build_container(const struct moat_init_args *a, struct moat_exec *exe
 	if (cfg->process->terminal && send_console(a, err) < 0)
 		return moat_error_ret(err);
 	if (moat_process_setup_env(cfg, a->ns, a->no_new_keyring, err) < 0 ||
+	    moat_process_attrs_apply(cfg, err) < 0 ||
 	    moat_process_prepare_exec(cfg->process, exec, err) < 0 ||
 	    moat_process_become_user(cfg->process, err) < 0 ||
-	    moat_process_close_fds(a->preserve_fds, err) < 0)
+	    moat_process_close_fds(a->preserve_fds, err) < 0 ||
+	    moat_process_attrs_exec(cfg, err) < 0)
 		return moat_error_ret(err);
 	return 0;
 }
