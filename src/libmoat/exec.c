@@ -105,6 +105,7 @@ static int run_process(const struct child_args *c, moat_error *err)
 	    moat_process_become_user(p, err) < 0 || moat_process_close_fds(c->o->preserve_fds, err) < 0)
 		return moat_error_ret(err);
 	/* The sync socket is close-on-exec: moat reads EOF when execve worked. */
+	moat_reset_signal_actions();
 	execve(exec.path, exec.argv, exec.envp);
 	return moat_error_set(err, errno, "exec '%s'", exec.path);
 }

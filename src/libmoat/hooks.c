@@ -111,18 +111,6 @@ __attribute__((noreturn)) static void child_fail(int report_fd, enum child_step 
 	_exit(127);
 }
 
-/* Every signal back to its default action: handlers go at execve anyway,
- * but an ignored signal would stay ignored. */
-static void reset_signal_actions(void)
-{
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
-
-	for (int sig = 1; sig < NSIG; sig++) {
-		if (sig != SIGKILL && sig != SIGSTOP)
-			sigaction(sig, &dfl, NULL); /* EINVAL for libc's reserved ones */
-	}
-}
-
 /* stdin is the state pipe; fds 1 and 2 stay; everything else closes at
  * execve. (A dup2 onto itself would keep O_CLOEXEC, hence the fcntl.) */
 static int setup_fds(int stdin_fd)
@@ -141,7 +129,7 @@ __attribute__((noreturn)) static void child_exec(const struct spawn_args *a)
 	int report = a->report_fd;
 	sigset_t none;
 
-	reset_signal_actions();
+	moat_reset_signal_actions();
 	/* Keep the report pipe clear of fds 0-2, which are about to change. */
 	if (report <= STDERR_FILENO && (report = fcntl(report, F_DUPFD_CLOEXEC, 3)) < 0)
 		_exit(127);

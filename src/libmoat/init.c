@@ -166,6 +166,7 @@ __attribute__((noreturn)) static void stage2(const struct moat_init_args *args)
 		fprintf(stderr, "moat: %s\n", err.msg);
 		_exit(127);
 	}
+	moat_reset_signal_actions();
 	execve(exec.path, exec.argv, exec.envp);
 	fprintf(stderr, "moat: exec '%s': %s\n", exec.path, strerror(errno));
 	_exit(127);

@@ -6,7 +6,10 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
+#include <signal.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 void *xmalloc(size_t n)
 {
@@ -213,4 +216,20 @@ int mkdir_p(const char *path, mode_t mode, moat_error *err)
 	if (mkdir(copy, mode) < 0 && errno != EEXIST)
 		return moat_error_set(err, errno, "mkdir '%s'", copy);
 	return 0;
+}
+
+void moat_reset_signal_actions(void)
+{
+	/* The kernel's struct sigaction for rt_sigaction(2). */
+	struct {
+		void (*handler)(int);
+		unsigned long flags;
+		void (*restorer)(void);
+		uint64_t mask;
+	} dfl = { .handler = SIG_DFL };
+	int sig;
+
+	for (sig = 1; sig <= 64; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
 }

@@ -80,6 +80,11 @@ int write_file_at(int dirfd, const char *path, const char *data, size_t len, moa
 ssize_t write_all(int fd, const void *buf, size_t len);
 ssize_t read_all(int fd, void *buf, size_t len);
 
+/* Every signal back to its default action, the ones libc reserves for
+ * itself included (through the raw syscall): handlers go at execve anyway,
+ * but an ignored signal would stay ignored in the program that follows. */
+void moat_reset_signal_actions(void);
+
 /* Remove a directory tree below dirfd/name without following symlinks. */
 int remove_tree_at(int dirfd, const char *name, moat_error *err);
 
