@@ -18,7 +18,7 @@
 #   TESTS        optional glob: run only the bats files (and unit tests)
 #                whose name, with or without .bats, matches it, e.g.
 #                TESTS=lifecycle or TESTS='hard*'
-#   BATS_TEST_TIMEOUT  per-test guard against hangs, in seconds (default 300);
+#   BATS_TEST_TIMEOUT  per-test guard against hangs, in seconds (default 180);
 #                it only stops a stuck test, it asserts nothing about speed.
 
 set -uo pipefail
@@ -36,10 +36,14 @@ case $MOAT_BINARY in
 *) MOAT_BINARY=$PWD/$MOAT_BINARY ;;
 esac
 export MOAT_BINARY
-export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-300}
+export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-180}
 
 log=$(mktemp "${TMPDIR:-/tmp}/moat-tests.XXXXXX") || exit 2
-trap 'rm -f "$log"' EXIT
+# Built once, shared by every bats file (see build_rootfs_cache); it only
+# ever holds plain files that tests copy, never a mount.
+MOAT_TEST_CACHE=$(mktemp -d "${TMPDIR:-/tmp}/moat-test-cache.XXXXXX") || exit 2
+export MOAT_TEST_CACHE
+trap 'rm -f "$log"; rm -rf --one-file-system "$MOAT_TEST_CACHE"' EXIT
 
 # selected NAME: true when TESTS is unset or matches NAME (with or without
 # its .bats suffix).

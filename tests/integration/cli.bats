@@ -38,7 +38,7 @@ load helpers
 @test "--help does not list commands that are not there yet" {
 	run --separate-stderr "$MOAT_BINARY" --help
 	assert_success
-	for cmd in exec ps pause resume update features checkpoint restore events; do
+	for cmd in ps pause resume update features checkpoint restore events; do
 		refute_line --regexp "^ +$cmd( |$)"
 	done
 }
@@ -86,13 +86,13 @@ load helpers
 }
 
 @test "an unknown command fails with one line naming it" {
-	run --separate-stderr moat frobnicate
+	run_moat frobnicate
 	assert_moat_error 'frobnicate'
 }
 
 @test "commands that do not exist yet are unknown commands" {
-	for cmd in exec ps pause resume update features; do
-		run --separate-stderr moat "$cmd" x
+	for cmd in ps pause resume update features; do
+		run_moat "$cmd" x
 		assert_moat_error "$cmd"
 	done
 }
@@ -104,20 +104,20 @@ load helpers
 }
 
 @test "an unknown command option fails with one line" {
-	run --separate-stderr moat list --no-such-option
+	run_moat list --no-such-option
 	assert_moat_error
 }
 
 @test "a command missing its container ID fails with one line" {
 	for cmd in create run start state kill delete; do
-		run --separate-stderr moat "$cmd"
+		run_moat "$cmd"
 		assert_moat_error
 	done
 }
 
 @test "a command given two container IDs fails with one line" {
 	for cmd in start state delete; do
-		run --separate-stderr moat "$cmd" a b
+		run_moat "$cmd" a b
 		assert_moat_error
 	done
 }
@@ -128,23 +128,23 @@ load helpers
 	moat_create
 	[[ -d $MOAT_ROOT/$CID ]]
 	run "$MOAT_BINARY" --root "$TEST_DIR/other-root" list -q
-	refute_line "$CID"
+	refute_line_exact "$CID"
 	run moat list -q
 	assert_line "$CID"
 }
 
 @test "--log-format accepts text and json and refuses anything else" {
-	run --separate-stderr moat --log-format text list
+	run_moat --log-format text list
 	assert_success
-	run --separate-stderr moat --log-format json list
+	run_moat --log-format json list
 	assert_success
-	run --separate-stderr moat --log-format xml list
+	run_moat --log-format xml list
 	assert_moat_error 'xml'
 }
 
 @test "--log FILE with --log-format json writes errors as JSON lines with level, msg and time" {
 	log=$TEST_DIR/moat.log
-	run --separate-stderr moat --log "$log" --log-format json state no-such-container
+	run_moat --log "$log" --log-format json state no-such-container
 	assert_failure
 	[[ -s $log ]]
 	# every line is one JSON object
@@ -161,41 +161,41 @@ load helpers
 
 @test "--log FILE in text format receives the error too" {
 	log=$TEST_DIR/moat.log
-	run --separate-stderr moat --log "$log" state no-such-container
+	run_moat --log "$log" state no-such-container
 	assert_failure
 	grep -q no-such-container "$log"
 }
 
 @test "--log to an unwritable path fails with one line" {
-	run --separate-stderr moat --log "$TEST_DIR/no/such/dir/log" list
+	run_moat --log "$TEST_DIR/no/such/dir/log" list
 	assert_moat_error
 }
 
 @test "--debug is accepted" {
-	run --separate-stderr moat --debug list
+	run_moat --debug list
 	assert_success
 }
 
 @test "--systemd-cgroup is accepted" {
-	run --separate-stderr moat --systemd-cgroup list
+	run_moat --systemd-cgroup list
 	assert_success
 }
 
 @test "--cgroup-manager accepts cgroupfs, systemd and disabled only" {
 	for m in cgroupfs systemd disabled; do
-		run --separate-stderr moat --cgroup-manager "$m" list
+		run_moat --cgroup-manager "$m" list
 		assert_success
 	done
-	run --separate-stderr moat --cgroup-manager bogus list
+	run_moat --cgroup-manager bogus list
 	assert_moat_error 'bogus'
 }
 
 @test "--rootless accepts true, false and auto only" {
 	for v in true false auto; do
-		run --separate-stderr moat --rootless "$v" list
+		run_moat --rootless "$v" list
 		assert_success
 	done
-	run --separate-stderr moat --rootless maybe list
+	run_moat --rootless maybe list
 	assert_moat_error 'maybe'
 }
 

@@ -6,8 +6,9 @@
 #   setup        a private state root ($MOAT_ROOT), a private temp dir
 #                ($TEST_DIR, world-traversable) and a fresh container ID ($CID)
 #   teardown     force-deletes every container under $MOAT_ROOT, kills the
-#                pids recorded in $TEST_DIR/*.pid, lazily unmounts anything
-#                left under the temp dirs (deepest first), then removes them
+#                pids recorded in pid files under $TEST_DIR (and their
+#                children), lazily unmounts anything left under the temp
+#                dirs (deepest first), then removes them
 #
 # A file that needs its own setup/teardown defines it and calls
 # moat_setup / moat_teardown from it.
@@ -25,32 +26,45 @@ load /usr/lib/bats/bats-assert/load
 
 : "${MOAT_BINARY:?MOAT_BINARY must be the absolute path of the moat binary}"
 
-# How long the polling helpers wait for a state change before giving up.
-# This bounds a hang; it is not a performance assertion.
+# How long the polling helpers wait for a state change, and how long one moat
+# command may run before it is stopped. These bound a hang (a moat bug must
+# not stall the suite); they are not performance assertions.
 MOAT_WAIT_TRIES=${MOAT_WAIT_TRIES:-600} # x 0.1 s
+MOAT_CMD_TIMEOUT=${MOAT_CMD_TIMEOUT:-60}
 
 # --- the moat wrapper -----------------------------------------------------
 
 # moat ARGS...: the binary under test with this test's private state root.
+# While it runs, its pid is recorded in a pid file under $TEST_DIR, so a
+# teardown after a hang or a test timeout can stop it and its children.
 moat() {
-	"$MOAT_BINARY" --root "$MOAT_ROOT" "$@"
+	local pidf rc=0
+	pidf=$(mktemp "$TEST_DIR/moat-cmd.XXXXXX") || return 1
+	(
+		echo "$BASHPID" >"$pidf"
+		exec timeout -k 10 "$MOAT_CMD_TIMEOUT" "$MOAT_BINARY" --root "$MOAT_ROOT" "$@"
+	) || rc=$?
+	rm -f "$pidf"
+	return "$rc"
 }
 
 # --- rootfs cache ---------------------------------------------------------
 
 # build_rootfs_cache: a busybox-static rootfs shared by every file of this
-# bats run, built once under $BATS_RUN_TMPDIR.
+# bats run, built once under $BATS_RUN_TMPDIR (or under $MOAT_TEST_CACHE,
+# which tests/run-tests.sh sets so that all the files it runs share one).
 build_rootfs_cache() {
-	ROOTFS_CACHE=$BATS_RUN_TMPDIR/moat-rootfs
+	local base=${MOAT_TEST_CACHE:-$BATS_RUN_TMPDIR}
+	ROOTFS_CACHE=$base/moat-rootfs
 	export ROOTFS_CACHE
 	[[ -e $ROOTFS_CACHE/.complete ]] && return 0
 
 	local busybox=/bin/busybox tmp applet
 	if [[ ! -x $busybox ]] || ldd "$busybox" >/dev/null 2>&1; then
-		echo "# $busybox is not a static binary: install busybox-static" >&2
+		echo "# $busybox is missing or not static: install busybox-static" >&2
 		return 1
 	fi
-	tmp=$(mktemp -d "$BATS_RUN_TMPDIR/rootfs.XXXXXX")
+	tmp=$(mktemp -d "$base/rootfs.XXXXXX")
 	mkdir -p "$tmp"/{bin,dev,proc,sys,tmp,etc,root}
 	cp "$busybox" "$tmp/bin/busybox"
 	for applet in $("$tmp/bin/busybox" --list); do
@@ -90,7 +104,9 @@ moat_setup() {
 	MOAT_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/moat-root.XXXXXX")
 	CID=moat-test-$BATS_SUITE_TEST_NUMBER-$RANDOM
 	BUNDLE=
-	export TEST_DIR MOAT_ROOT CID BUNDLE
+	CONFIG=
+	CONTAINER_STDIN=
+	export TEST_DIR MOAT_ROOT CID BUNDLE CONFIG CONTAINER_STDIN
 	# No test reads the terminal by accident.
 	exec </dev/null
 }
@@ -117,13 +133,12 @@ mounts_under() {
 # until nothing is left (stacked mounts need more than one pass).
 unmount_under() {
 	local pass mp left
-	for pass in 1 2 3 4 5 6 7 8; do
+	for ((pass = 0; pass < 8; pass++)); do
 		left=$(mounts_under "$@")
 		[[ -z $left ]] && return 0
 		while IFS= read -r mp; do
 			umount -l "$mp" 2>/dev/null || true
 		done <<<"$left"
-		: "$pass"
 	done
 	[[ -z $(mounts_under "$@") ]]
 }
@@ -132,30 +147,64 @@ unmount_under() {
 # the state root that list may have missed.
 known_container_ids() {
 	local d
-	timeout -k 5 60 "$MOAT_BINARY" --root "$MOAT_ROOT" list -q 2>/dev/null || true
+	timeout -k 5 30 "$MOAT_BINARY" --root "$MOAT_ROOT" list -q </dev/null 2>/dev/null || true
 	for d in "$MOAT_ROOT"/*; do
 		[[ -d $d ]] && basename "$d"
 	done
+	return 0
+}
+
+# process_tree PID: PID and all its live descendants.
+process_tree() {
+	local root=$1 f stat pid rest ppid i
+	local -A children=()
+	local -a tree=("$root")
+	for f in /proc/[0-9]*/stat; do
+		read -r stat 2>/dev/null <"$f" || continue
+		pid=${stat%% *}
+		rest=${stat##*) }
+		ppid=${rest#* }
+		ppid=${ppid%% *}
+		children[$ppid]+=" $pid"
+	done
+	for ((i = 0; i < ${#tree[@]}; i++)); do
+		# shellcheck disable=SC2206 # split the list of child pids
+		tree+=(${children[${tree[i]}]:-})
+	done
+	printf '%s\n' "${tree[@]}"
+}
+
+# kill_recorded_pids DIR: SIGKILL each pid named by a DIR/*.pid file (pid
+# files the test passed to moat) or a DIR/moat-cmd.* file (the wrapper's, for
+# moat commands still running), and the descendants of each.
+kill_recorded_pids() {
+	local f pid p
+	for f in "$1"/*.pid "$1"/moat-cmd.*; do
+		[[ -f $f ]] || continue
+		pid=$(tr -cd '0-9' <"$f")
+		[[ -n $pid ]] || continue
+		((pid > 1)) || continue
+		for p in $(process_tree "$pid"); do
+			kill -KILL "$p" 2>/dev/null
+		done
+	done
+	return 0
 }
 
 moat_teardown() {
-	local id f pid ok=0
+	local id rc=0
 	local -a dirs=()
 
 	if [[ -n ${MOAT_ROOT:-} && -d $MOAT_ROOT ]]; then
 		while IFS= read -r id; do
 			[[ -n $id ]] || continue
-			timeout -k 5 60 "$MOAT_BINARY" --root "$MOAT_ROOT" delete --force "$id" \
+			timeout -k 5 30 "$MOAT_BINARY" --root "$MOAT_ROOT" delete --force "$id" \
 				>/dev/null 2>&1 </dev/null || true
 		done < <(known_container_ids | sort -u)
 		dirs+=("$MOAT_ROOT")
 	fi
 	if [[ -n ${TEST_DIR:-} && -d $TEST_DIR ]]; then
-		for f in "$TEST_DIR"/*.pid; do
-			[[ -f $f ]] || continue
-			pid=$(tr -cd '0-9' <"$f")
-			[[ -n $pid ]] && ((pid > 1)) && kill -KILL "$pid" 2>/dev/null
-		done
+		kill_recorded_pids "$TEST_DIR"
 		dirs+=("$TEST_DIR")
 	fi
 	((${#dirs[@]} > 0)) || return 0
@@ -165,8 +214,8 @@ moat_teardown() {
 		mounts_under "${dirs[@]}" >&2
 		return 1
 	fi
-	rm -rf --one-file-system "${dirs[@]}" || ok=1
-	return "$ok"
+	rm -rf --one-file-system "${dirs[@]}" || rc=1
+	return "$rc"
 }
 
 setup_file() {
@@ -195,7 +244,7 @@ make_bundle() {
 	"$MOAT_BINARY" spec --bundle "$dir" || return 1
 	BUNDLE=$dir
 	CONFIG=$dir/config.json
-	cfg_set '.process.terminal = false' || return 1
+	cfg_set '.process.terminal = false'
 }
 
 # cfg_set FILTER [JQ OPTIONS...]: edit $CONFIG in place with jq, e.g.
@@ -244,17 +293,18 @@ add_script() {
 
 # --- running containers ---------------------------------------------------
 
-# pid_file [ID]: where a test records the container's host pid; teardown
-# kills whatever pid such a file names.
+# pid_file [ID] / out_file [ID] / err_file [ID] (default $CID): where a test records the
+# container's host pid (teardown kills whatever pid such a file names), and
+# the container's stdout / stderr for moat_create and moat_run_detached.
+# shellcheck disable=SC2120 # the ID is optional
 pid_file() {
 	echo "$TEST_DIR/${1:-$CID}.pid"
 }
-
-# out_file [ID] / err_file [ID]: the container's stdout / stderr for
-# containers started by moat_create and moat_run_detached.
+# shellcheck disable=SC2120
 out_file() {
 	echo "$TEST_DIR/${1:-$CID}.out"
 }
+# shellcheck disable=SC2120
 err_file() {
 	echo "$TEST_DIR/${1:-$CID}.err"
 }
@@ -262,7 +312,7 @@ err_file() {
 # with_container_stdio CMD...: run CMD (a moat command that leaves a
 # container behind) with stdin from $CONTAINER_STDIN (default /dev/null,
 # opened read-write so a FIFO does not block), stdout and stderr to
-# out_file/err_file, and bats' fd 3 closed. Use it inside bats' `run`
+# out_file/err_file of $CID, and bats' fd 3 closed. Use it inside bats' `run`
 # (`run with_container_stdio moat create ...`): a detached container that
 # inherited run's capture pipe would block run until the container exits.
 with_container_stdio() {
@@ -275,9 +325,9 @@ with_container_stdio() {
 	return "$rc"
 }
 
-# moat_create [FLAGS...]: `moat create` $CID from $BUNDLE, recording the pid
-# file, with the container's stdio as with_container_stdio sets it. moat's
-# own messages land in err_file too.
+# moat_create [FLAGS...]: `moat create` $CID from $BUNDLE with a pid file and
+# the container's stdio as with_container_stdio sets it. moat's own
+# messages land in err_file too.
 moat_create() {
 	with_container_stdio moat create --bundle "$BUNDLE" --pid-file "$(pid_file "$CID")" "$@" "$CID"
 }
@@ -287,13 +337,36 @@ moat_run_detached() {
 	with_container_stdio moat run --detach --bundle "$BUNDLE" --pid-file "$(pid_file "$CID")" "$@" "$CID"
 }
 
+# moat_create_started [FLAGS...]: create and start $CID.
+moat_create_started() {
+	moat_create "$@" && moat start "$CID"
+}
+
+# run_moat ARGS...: like bats' `run --separate-stderr moat ARGS...` (sets
+# status, output, lines, stderr, stderr_lines), but captures through files:
+# a container that moat leaves behind (create, run -d, or a command that was
+# expected to fail and did not) inherits files, not bats' capture pipe,
+# which would otherwise block the test until the container exits.
+# shellcheck disable=SC2034 # status, output, lines... are read by bats-assert
+run_moat() {
+	local out=$TEST_DIR/run-moat.out err=$TEST_DIR/run-moat.err
+	status=0
+	moat "$@" >"$out" 2>"$err" 3>&- || status=$?
+	output=$(cat "$out")
+	stderr=$(cat "$err")
+	mapfile -t lines <"$out"
+	mapfile -t stderr_lines <"$err"
+	rm -f "$out" "$err"
+	return 0
+}
+
 # run_sh SCRIPT [RUN FLAGS...]: run SCRIPT with /bin/sh -c in a foreground
-# container from $BUNDLE, under bats' `run` (sets $status, $output, $stderr).
+# container from $BUNDLE, through run_moat (sets $status, $output, $stderr).
 run_sh() {
 	local script=$1
 	shift
 	cfg_sh "$script" || return 1
-	run --separate-stderr moat run --bundle "$BUNDLE" --pid-file "$(pid_file)" "$@" "$CID"
+	run_moat run --bundle "$BUNDLE" --pid-file "$(pid_file "$CID")" "$@" "$CID"
 }
 
 # state_of [ID]: `moat state` JSON.
@@ -317,8 +390,9 @@ retry() {
 	return 1
 }
 
+# status_is ID STATUS
 status_is() {
-	[[ $(status_of "$1") == "$2" ]]
+	[[ $(status_of "$1" 2>/dev/null) == "$2" ]]
 }
 
 # wait_for_status STATUS [ID]
@@ -326,8 +400,8 @@ wait_for_status() {
 	retry status_is "${2:-$CID}" "$1"
 }
 
-# wait_for_output PATTERN [FILE]: until FILE (default out_file) has a line
-# matching the grep -E PATTERN.
+# wait_for_output PATTERN [FILE]: until FILE (default out_file of $CID) has a
+# line matching the grep -E PATTERN.
 wait_for_output() {
 	retry grep -qE -- "$1" "${2:-$(out_file "$CID")}"
 }
@@ -346,7 +420,7 @@ host_pid() {
 process_alive() {
 	local stat
 	[[ $1 =~ ^[0-9]+$ ]] || return 1
-	read -r stat <"/proc/$1/stat" 2>/dev/null || return 1
+	read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
 	stat=${stat##*) }
 	[[ -n $stat && ${stat:0:1} != [ZX] ]]
 }
@@ -357,7 +431,24 @@ process_gone() {
 
 # --- assertions -----------------------------------------------------------
 
-# assert_moat_error [REGEX]: after `run --separate-stderr moat ...` that should
+# refute_line_exact TEXT: no line of $output is exactly TEXT. (bats-assert's
+# refute_line trips over an empty $output in this bats version.)
+refute_line_exact() {
+	if grep -qxF -- "$1" <<<"$output"; then
+		fail "output has the line '$1':
+$output"
+	fi
+}
+
+# assert_line_exact TEXT: some line of $output is exactly TEXT.
+assert_line_exact() {
+	if ! grep -qxF -- "$1" <<<"$output"; then
+		fail "output has no line '$1':
+$output"
+	fi
+}
+
+# assert_moat_error [REGEX]: after `run_moat ...` that should
 # fail: non-zero status, exactly one stderr line, starting "moat: ", and
 # matching REGEX (grep -E) when given.
 assert_moat_error() {
@@ -374,14 +465,16 @@ $stderr"
 	fi
 }
 
-# plain_id ID: ID is usable as a file name (so a state directory can be
-# looked for); the invalid IDs of the ID-rule tests are not.
-plain_id() {
-	[[ -n $1 && $1 != . && $1 != .. && $1 != */* && ${#1} -le 255 ]]
+# distinctive_id ID: ID is a plain file name long enough to search for (in
+# state dirs, command lines and cgroup names) without matching unrelated
+# things; the odd IDs of the ID-rule tests are not.
+distinctive_id() {
+	[[ $1 =~ ^[A-Za-z0-9][A-Za-z0-9_.+-]*$ && ${#1} -ge 8 && ${#1} -le 255 ]]
 }
 
-# pids_naming ID: live processes whose command line contains ID, or whose
-# cwd or root is in BUNDLE (when given), other than this shell.
+# pids_naming ID [BUNDLE]: live processes whose command line contains ID
+# (when not empty), or whose cwd or root is in BUNDLE (when given), other
+# than this shell.
 pids_naming() {
 	local id=$1 bundle=${2:-} f pid
 	{
@@ -405,7 +498,7 @@ pids_naming() {
 assert_no_residue() {
 	local id=$1 bundle=${2:-$BUNDLE} pid leftover
 
-	if plain_id "$id"; then
+	if distinctive_id "$id"; then
 		if [[ -e $MOAT_ROOT/$id ]]; then
 			fail "state directory $MOAT_ROOT/$id remains"
 		fi
@@ -419,8 +512,9 @@ assert_no_residue() {
 		if [[ -n $leftover ]]; then
 			fail "cgroups remain: $leftover"
 		fi
+	else
+		id=''
 	fi
-	plain_id "$id" || id=''
 	for pid in $(pids_naming "$id" "$bundle"); do
 		fail "process $pid remains: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
 	done

@@ -32,7 +32,7 @@ release_waiting() {
 @test "create does not run the user process until start" {
 	make_waiting_container
 	moat_create
-	refute [ -s "$(out_file)" ]
+	refute [ -s "$(out_file "$CID")" ]
 	run moat start "$CID"
 	assert_success
 	wait_for_output '^started$'
@@ -99,10 +99,10 @@ release_waiting() {
 	moat_create
 	moat start "$CID"
 	wait_for_output '^started$'
-	run --separate-stderr moat start "$CID"
+	run_moat start "$CID"
 	assert_moat_error
 	assert_equal "$(status_of)" running
-	assert_equal "$(grep -c '^started$' "$(out_file)")" 1
+	assert_equal "$(grep -c '^started$' "$(out_file "$CID")")" 1
 }
 
 @test "start of a stopped container fails" {
@@ -111,7 +111,7 @@ release_waiting() {
 	moat_create
 	moat start "$CID"
 	wait_for_status stopped
-	run --separate-stderr moat start "$CID"
+	run_moat start "$CID"
 	assert_moat_error
 	assert_equal "$(status_of)" stopped
 }
@@ -121,7 +121,7 @@ release_waiting() {
 	moat_create
 	moat start "$CID"
 	wait_for_output '^started$'
-	run --separate-stderr moat delete "$CID"
+	run_moat delete "$CID"
 	assert_moat_error
 	assert_equal "$(status_of)" running
 	process_alive "$(host_pid)"
@@ -136,7 +136,7 @@ release_waiting() {
 	run moat delete --force "$CID"
 	assert_success
 	retry process_gone "$pid"
-	run --separate-stderr moat state "$CID"
+	run_moat state "$CID"
 	assert_moat_error
 	assert_no_residue "$CID"
 }
@@ -163,15 +163,20 @@ release_waiting() {
 	assert_no_residue "$CID"
 }
 
-@test "delete of a created container kills its process and removes it" {
+# runtime-spec (runtime.md, delete): deleting a container that is not
+# stopped MUST fail and leave it alone; --force kills it first.
+@test "delete of a created container fails and leaves it; --force kills and removes it" {
 	make_waiting_container
 	moat_create
 	pid=$(host_pid)
-	run moat delete "$CID"
-	assert_success
+	run_moat delete "$CID"
+	assert_moat_error 'created'
+	process_alive "$pid"
+	assert_equal "$(status_of)" created
+	moat delete --force "$CID"
 	retry process_gone "$pid"
 	assert_no_residue "$CID"
-	refute [ -s "$(out_file)" ]
+	refute [ -s "$(out_file "$CID")" ]
 }
 
 @test "state of a deleted container fails" {
@@ -179,13 +184,13 @@ release_waiting() {
 	cfg_args true
 	moat_create
 	moat delete --force "$CID"
-	run --separate-stderr moat state "$CID"
+	run_moat state "$CID"
 	assert_moat_error "$CID"
 }
 
 @test "state, start, kill and delete of an unknown container fail with one line" {
 	for cmd in state start kill delete; do
-		run --separate-stderr moat "$cmd" no-such-container
+		run_moat "$cmd" no-such-container
 		assert_moat_error 'no-such-container'
 	done
 }
@@ -205,7 +210,7 @@ release_waiting() {
 @test "run -d is the short form of --detach" {
 	make_bundle
 	cfg_args sleep 1000
-	run with_container_stdio moat run -d --bundle "$BUNDLE" --pid-file "$(pid_file)" "$CID"
+	run with_container_stdio moat run -d --bundle "$BUNDLE" --pid-file "$(pid_file "$CID")" "$CID"
 	assert_success
 	assert_equal "$(status_of)" running
 }
@@ -213,7 +218,7 @@ release_waiting() {
 @test "create -b is the short form of --bundle" {
 	make_bundle
 	cfg_args sleep 1000
-	run with_container_stdio moat create -b "$BUNDLE" --pid-file "$(pid_file)" "$CID"
+	run with_container_stdio moat create -b "$BUNDLE" --pid-file "$(pid_file "$CID")" "$CID"
 	assert_success
 	assert_equal "$(status_of)" created
 }
@@ -222,7 +227,7 @@ release_waiting() {
 	make_bundle
 	cfg_args sleep 1000
 	cd "$BUNDLE"
-	run with_container_stdio moat create --pid-file "$(pid_file)" "$CID"
+	run with_container_stdio moat create --pid-file "$(pid_file "$CID")" "$CID"
 	assert_success
 	assert_equal "$(state_of | jq -r .bundle)" "$BUNDLE"
 }
@@ -231,7 +236,7 @@ release_waiting() {
 	make_bundle
 	cfg_args sleep 1000
 	cd "$TEST_DIR"
-	run with_container_stdio moat create --bundle bundle --pid-file "$(pid_file)" "$CID"
+	run with_container_stdio moat create --bundle bundle --pid-file "$(pid_file "$CID")" "$CID"
 	assert_success
 	assert_equal "$(state_of | jq -r .bundle)" "$BUNDLE"
 }

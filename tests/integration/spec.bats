@@ -140,7 +140,7 @@ spec_here() {
 @test "the default spec runs unchanged once a rootfs is in place" {
 	make_bundle
 	# make_bundle only turned terminal off; the rest is moat's default
-	run --separate-stderr moat run --bundle "$BUNDLE" "$CID" <<<'echo hello from the default spec'
+	run_moat run --bundle "$BUNDLE" "$CID" <<<'echo hello from the default spec'
 	assert_success
 	assert_output 'hello from the default spec'
 }

@@ -1,0 +1,121 @@
+#!/usr/bin/env bats
+# The default /dev: the standard devices and links, working, and nothing
+# else from the host.
+
+load helpers
+
+@test "the default character devices exist with the right numbers" {
+	make_bundle
+	run_sh 'for d in null zero full random urandom tty; do
+		stat -c "%n %F %t:%T" /dev/$d; done'
+	assert_success
+	assert_line '/dev/null character special file 1:3'
+	assert_line '/dev/zero character special file 1:5'
+	assert_line '/dev/full character special file 1:7'
+	assert_line '/dev/random character special file 1:8'
+	assert_line '/dev/urandom character special file 1:9'
+	assert_line '/dev/tty character special file 5:0'
+}
+
+@test "/dev/ptmx and /dev/pts are there, /dev/pts is a devpts" {
+	make_bundle
+	run_sh 'test -e /dev/ptmx && echo ptmx-ok;
+		awk '"'"'$5 == "/dev/pts" { sub(/.* - /, ""); print $1 }'"'"' /proc/self/mountinfo'
+	assert_success
+	assert_line --index 0 ptmx-ok
+	assert_line --index 1 devpts
+}
+
+@test "/dev/shm is a tmpfs and /dev/mqueue an mqueue" {
+	make_bundle
+	run_sh 'for m in /dev/shm /dev/mqueue; do
+		awk -v m="$m" '"'"'$5 == m { sub(/.* - /, ""); print m, $1 }'"'"' /proc/self/mountinfo; done'
+	assert_success
+	assert_line '/dev/shm tmpfs'
+	assert_line '/dev/mqueue mqueue'
+}
+
+@test "/dev/fd, stdin, stdout and stderr link into /proc/self/fd" {
+	make_bundle
+	run_sh 'for l in fd stdin stdout stderr; do echo "$l -> $(readlink /dev/$l)"; done'
+	assert_success
+	assert_line 'fd -> /proc/self/fd'
+	assert_line 'stdin -> /proc/self/fd/0'
+	assert_line 'stdout -> /proc/self/fd/1'
+	assert_line 'stderr -> /proc/self/fd/2'
+}
+
+@test "the default devices work" {
+	make_bundle
+	run_sh 'echo gone > /dev/null && echo null-ok;
+		head -c 16 /dev/zero | od -An -tx1 | tr -d " \n"; echo;
+		head -c 16 /dev/urandom | wc -c;
+		head -c 16 /dev/random | wc -c;
+		echo x > /dev/full 2>/dev/null && echo full-accepted || echo full-refused'
+	assert_success
+	assert_line --index 0 null-ok
+	assert_line --index 1 00000000000000000000000000000000
+	assert_line --index 2 16
+	assert_line --index 3 16
+	assert_line --index 4 full-refused
+}
+
+@test "/dev/shm is writable" {
+	make_bundle
+	run_sh 'echo shared > /dev/shm/x && cat /dev/shm/x'
+	assert_success
+	assert_output shared
+}
+
+@test "no block devices and no other host devices appear in /dev" {
+	make_bundle
+	run_sh 'find /dev -xdev \( -type b -o -type c \) -exec stat -c "%n %t:%T" {} +;
+		find /dev -type b | wc -l'
+	assert_success
+	# every character device is one of the standard ones (or a pty)
+	while IFS= read -r line; do
+		case $line in
+		'/dev/null 1:3' | '/dev/zero 1:5' | '/dev/full 1:7' | '/dev/random 1:8' | \
+			'/dev/urandom 1:9' | '/dev/tty 5:0' | '/dev/ptmx 5:2' | '/dev/console '*) ;;
+		0) ;; # the block device count
+		*) fail "unexpected device in the container: $line" ;;
+		esac
+	done <<<"$output"
+	assert_line --index "$((${#lines[@]} - 1))" 0
+}
+
+@test "host device nodes such as /dev/mem, /dev/kmsg and disks are absent" {
+	make_bundle
+	run_sh 'for d in mem kmem port kmsg sda vda nvme0 loop0 fuse net/tun; do
+		test -e /dev/$d && echo "present: $d"; done; echo checked'
+	assert_success
+	assert_output checked
+}
+
+@test "reading a host device node copied into the rootfs is refused" {
+	make_bundle
+	# a device node planted in the image itself: the device cgroup and the
+	# nodev handling must keep it unusable
+	mknod "$BUNDLE/rootfs/root/mem" c 1 1
+	chmod 0666 "$BUNDLE/rootfs/root/mem"
+	run_sh 'head -c 1 /root/mem > /dev/null 2>&1 && echo readable || echo refused'
+	assert_success
+	assert_output refused
+}
+
+@test "a container with /dev/null as its stdio leaves the host's /dev/null alone" {
+	before=$(stat -c '%u:%g %a' /dev/null)
+	make_bundle
+	cfg_args true
+	moat run --bundle "$BUNDLE" "$CID" </dev/null >/dev/null 2>/dev/null
+	assert_equal "$(stat -c '%u:%g %a' /dev/null)" "$before"
+	assert_equal "$(stat -c '%u:%g' /dev/null)" 0:0
+}
+
+@test "a detached container with /dev/null as its stdio leaves the host's /dev/null alone" {
+	make_bundle
+	cfg_args sleep 100000
+	moat run --detach --bundle "$BUNDLE" --pid-file "$(pid_file "$CID")" "$CID" \
+		</dev/null >/dev/null 2>/dev/null 3>&-
+	assert_equal "$(stat -c '%u:%g %a' /dev/null)" '0:0 666'
+}

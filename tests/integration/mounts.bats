@@ -1,0 +1,144 @@
+#!/usr/bin/env bats
+# The default filesystem view: read-only root, writable tmpfs /tmp, proc and
+# sys, masked and read-only paths, and nothing propagating to the host.
+
+load helpers
+
+# A directory that anyone may write, so that a failed write in it can only
+# be the read-only mount's doing, whatever the ownership inside.
+make_world_writable_dir() {
+	mkdir -p "$BUNDLE/rootfs/data"
+	chmod 1777 "$BUNDLE/rootfs/data"
+}
+
+@test "the root filesystem is mounted read-only" {
+	make_bundle
+	run_sh 'awk '"'"'$5 == "/" { print $6 }'"'"' /proc/self/mountinfo | tail -1'
+	assert_success
+	assert_output --regexp '(^|,)ro(,|$)'
+}
+
+@test "writing to the read-only root fails with EROFS" {
+	make_bundle
+	make_world_writable_dir
+	run_sh 'touch /data/x 2>&1; test -e /data/x && echo created || echo not-created'
+	assert_success
+	assert_output --partial 'Read-only file system'
+	assert_line not-created
+	[[ ! -e $BUNDLE/rootfs/data/x ]]
+}
+
+@test "root.readonly=false makes the root writable" {
+	make_bundle
+	make_world_writable_dir
+	cfg_set '.root.readonly = false'
+	run_sh 'touch /data/x && echo created'
+	assert_success
+	assert_output created
+	[[ -e $BUNDLE/rootfs/data/x ]]
+}
+
+@test "/tmp is a writable tmpfs" {
+	make_bundle
+	run_sh 'awk '"'"'$5 == "/tmp" { sub(/.* - /, ""); print $1 }'"'"' /proc/self/mountinfo | tail -1;
+		echo data > /tmp/file && cat /tmp/file'
+	assert_success
+	assert_line --index 0 tmpfs
+	assert_line --index 1 data
+	# it is not the bundle's rootfs/tmp
+	[[ ! -e $BUNDLE/rootfs/tmp/file ]]
+}
+
+@test "/proc is a procfs and /sys a read-only sysfs" {
+	make_bundle
+	run_sh 'awk '"'"'$5 == "/proc" || $5 == "/sys" { o = $6; sub(/.* - /, ""); print $1, o }'"'"' /proc/self/mountinfo'
+	assert_success
+	assert_line --regexp '^proc '
+	assert_line --regexp '^sysfs (.*,)?ro(,|$)'
+}
+
+@test "/proc/kcore is masked: it reads as empty" {
+	[[ -e /proc/kcore ]] || skip "this kernel has no /proc/kcore"
+	make_bundle
+	run_sh 'wc -c < /proc/kcore'
+	assert_success
+	assert_output 0
+}
+
+@test "every masked file in the default spec reads as empty" {
+	make_bundle
+	script='for p in "$@"; do
+		if [ -d "$p" ]; then n=$(ls -A "$p" | wc -l); echo "$p dir $n";
+		elif [ -e "$p" ]; then n=$(head -c 1 "$p" 2>/dev/null | wc -c); echo "$p file $n";
+		fi; done'
+	# shellcheck disable=SC2046 # one argument per masked path
+	cfg_args /bin/sh -c "$script" sh $(cfg_get '.linux.maskedPaths[]')
+	run_moat run --bundle "$BUNDLE" "$CID"
+	assert_success
+	# what exists is empty; what does not exist on this kernel is skipped
+	refute_output --regexp ' (dir|file) [1-9]'
+	assert_line '/proc/keys file 0'
+	if [[ -e /proc/kcore ]]; then
+		assert_line '/proc/kcore file 0'
+	fi
+}
+
+@test "/proc/keys and /proc/timer_list are masked" {
+	make_bundle
+	run_sh 'wc -c < /proc/keys; wc -c < /proc/timer_list'
+	assert_success
+	assert_line --index 0 0
+	assert_line --index 1 0
+}
+
+@test "/sys/firmware is masked: it lists as empty" {
+	make_bundle
+	[[ -d /sys/firmware ]] || skip "this host has no /sys/firmware"
+	run_sh 'ls -A /sys/firmware | wc -l'
+	assert_success
+	assert_output 0
+}
+
+@test "/proc/sys is mounted read-only" {
+	make_bundle
+	run_sh 'awk '"'"'$5 == "/proc/sys" { print $6 }'"'"' /proc/self/mountinfo | tail -1'
+	assert_success
+	assert_output --regexp '(^|,)ro(,|$)'
+}
+
+@test "writing to /proc/sys fails" {
+	make_bundle
+	run_sh 'echo moat > /proc/sys/kernel/hostname 2>/dev/null && echo written || echo refused; hostname'
+	assert_success
+	assert_line --index 0 refused
+}
+
+@test "/proc/sysrq-trigger is read-only" {
+	[[ -e /proc/sysrq-trigger ]] || skip "this kernel has no /proc/sysrq-trigger"
+	make_bundle
+	run_sh 'awk '"'"'$5 == "/proc/sysrq-trigger" { print $6 }'"'"' /proc/self/mountinfo | tail -1'
+	assert_success
+	assert_output --regexp '(^|,)ro(,|$)'
+}
+
+@test "the container's mounts are not visible on the host while it runs" {
+	make_bundle
+	cfg_args sleep 100000
+	moat_create
+	moat start "$CID"
+	wait_for_status running
+	run mounts_under "$BUNDLE"
+	assert_output ''
+	run mounts_under "$MOAT_ROOT"
+	assert_output ''
+}
+
+@test "nothing stays mounted under the bundle after the container is deleted" {
+	make_bundle
+	cfg_args sleep 100000
+	moat_create
+	moat start "$CID"
+	wait_for_status running
+	moat delete --force "$CID"
+	assert_no_residue "$CID"
+}
