@@ -21,6 +21,9 @@
 #   BATS_TEST_TIMEOUT  per-test guard against hangs, in seconds (default 180);
 #                it only stops a stuck test, it asserts nothing about speed.
 
+# `make check` may start this with a plain sh: continue under bash.
+if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
+
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
