@@ -36,7 +36,7 @@ say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
 mkdir -p "$work/bundle/rootfs"/{bin,proc,dev,sys,tmp,etc}
 cp /bin/busybox "$work/bundle/rootfs/bin/busybox"
 for applet in $(/bin/busybox --list); do
-	ln -sf busybox "$work/bundle/rootfs/bin/$applet"
+	[ "$applet" = busybox ] || ln -s busybox "$work/bundle/rootfs/bin/$applet"
 done
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' >"$work/bundle/rootfs/etc/passwd"
 printf 'root:x:0:\nnobody:x:65534:\n' >"$work/bundle/rootfs/etc/group"

@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "container.h"
 #include "log.h"
@@ -35,6 +36,8 @@ int moat_cmd_state(struct moat_globals *g, int argc, char **argv)
 		moat_error_set(&err, -r, "state: %s", msg ? msg : "generate");
 		return moat_fail(&err);
 	}
-	printf("%s\n", json);
+	fputs(json, stdout);
+	if (json[0] == '\0' || json[strlen(json) - 1] != '\n')
+		putchar('\n');
 	return EXIT_SUCCESS;
 }
