@@ -59,6 +59,10 @@ sed -i 's/"sh"/"\/bin\/true"/' "$bundle/config.json"
 # config uses nothing newer than 1.0.
 sed -i 's/"ociVersion": "1.2.0"/"ociVersion": "1.0.2"/' "$bundle/config.json"
 
+# Never hand a runtime the host's /dev/null as stdio: crun 1.8.1 chowns
+# its stdio to the container's root, which would make the host's /dev/null
+# owned by uid 100000. Plain files take the chown harmlessly.
+: >"$work/in"
 runtimes=()
 for rt in moat crun runc; do
 	bin=$(runtime_bin "$rt" || true)
@@ -66,7 +70,8 @@ for rt in moat crun runc; do
 		echo "# $rt: not installed, skipped"
 		continue
 	fi
-	if ! "$bin" --root "$work/state-$rt" run --bundle "$bundle" "probe-$rt" >/dev/null 2>"$work/err"; then
+	if ! "$bin" --root "$work/state-$rt" run --bundle "$bundle" "probe-$rt" <"$work/in" \
+		>"$work/out" 2>"$work/err"; then
 		echo "# $rt: cannot run the bundle here, skipped: $(tail -1 "$work/err")"
 		continue
 	fi
@@ -78,7 +83,7 @@ for ((i = 0; i < n; i++)); do
 	for rt in "${runtimes[@]}"; do
 		bin=$(runtime_bin "$rt")
 		t0=$EPOCHREALTIME
-		"$bin" --root "$work/state-$rt" run --bundle "$bundle" "b$i" >/dev/null
+		"$bin" --root "$work/state-$rt" run --bundle "$bundle" "b$i" <"$work/in" >"$work/out"
 		t1=$EPOCHREALTIME
 		echo "$t0 $t1" | awk '{ printf "%.3f\n", ($2 - $1) * 1000 }' >>"$work/times-$rt"
 	done
