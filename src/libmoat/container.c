@@ -255,8 +255,10 @@ static int force_stop(struct opened *c, moat_error *err)
 
 static int delete_opened(const char *root, struct opened *c, bool force, moat_error *err)
 {
+	/* A created container never ran the user's program: delete stops it
+	 * without --force, as runc and crun do and containerd's shim expects. */
 	if (c->status != MOAT_STATUS_STOPPED) {
-		if (!force)
+		if (!force && c->status != MOAT_STATUS_CREATED)
 			return moat_error_msg(err, EBUSY,
 					      "container '%s' is %s: stop it first, or use delete --force",
 					      c->st->id, moat_status_name(c->status));

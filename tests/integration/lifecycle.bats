@@ -163,17 +163,16 @@ release_waiting() {
 	assert_no_residue "$CID"
 }
 
-# runtime-spec (runtime.md, delete): deleting a container that is not
-# stopped MUST fail and leave it alone; --force kills it first.
-@test "delete of a created container fails and leaves it; --force kills and removes it" {
+# As runc and crun do, and as containerd's shim relies on (it deletes a
+# created task without --force): a created container never ran the user's
+# program, so delete kills its init and removes it. A running one needs
+# --force.
+@test "delete of a created container kills its process and removes it" {
 	make_waiting_container
 	moat_create
 	pid=$(host_pid)
-	run_moat delete "$CID"
-	assert_moat_error 'created'
-	process_alive "$pid"
-	assert_equal "$(status_of)" created
-	moat delete --force "$CID"
+	run moat delete "$CID"
+	assert_success
 	retry process_gone "$pid"
 	assert_no_residue "$CID"
 	refute [ -s "$(out_file "$CID")" ]
