@@ -11,7 +11,7 @@
 
 #include "utils.h"
 
-/* Devices the runtime spec says every container gets (config-linux.md, "Default Devices"),
+/* Devices the runtime spec says every container has (config-linux.md, "Default Devices"),
  * allowed after the config's own rules so that its usual leading deny-all does not take them
  * away. */
 static const struct {

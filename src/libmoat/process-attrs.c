@@ -93,7 +93,7 @@ static const struct sched_policy {
 	{ "SCHED_FIFO", SCHED_FIFO, 1, 99, false, false, NULL },
 	{ "SCHED_RR", SCHED_RR, 1, 99, false, false, NULL },
 	{ "SCHED_BATCH", SCHED_BATCH, 0, 0, true, false, NULL },
-	{ "SCHED_ISO", SCHED_ISO, 0, 0, false, false, "is reserved by Linux but not implemented" },
+	{ "SCHED_ISO", SCHED_ISO, 0, 0, false, false, "is reserved by Linux and no kernel schedules it" },
 	{ "SCHED_IDLE", SCHED_IDLE, 0, 0, false, false, NULL },
 	{ "SCHED_DEADLINE", SCHED_DEADLINE, 0, 0, false, true, NULL },
 };

@@ -276,7 +276,7 @@ priority=24 nice=4 rt_priority=0 policy=3"
 @test "invalid process.scheduler values fail create naming the field" {
 	refuse_config '.process.scheduler = {policy: "SCHED_LOTTERY"}' 'process\.scheduler\.policy'
 	refuse_config '.process.scheduler = {policy: "SCHED_ISO"}' \
-		'process\.scheduler\.policy: SCHED_ISO is reserved by Linux but not implemented'
+		'process\.scheduler\.policy: SCHED_ISO is reserved by Linux and no kernel schedules it'
 	refuse_config '.process.scheduler = {policy: "SCHED_OTHER", nice: 20}' \
 		'process\.scheduler\.nice: 20 outside -20\.\.19'
 	refuse_config '.process.scheduler = {policy: "SCHED_BATCH", nice: -21}' \
