@@ -83,15 +83,13 @@ static int open_container(const char *root, const char *id, struct opened *c, mo
 static void run_late_hooks(const struct opened *c, enum moat_hook_kind kind, const char *status,
 			   moat_error *err)
 {
-	_cleanup_free_ char *data = NULL, *json = NULL, *msg = NULL;
+	_cleanup_free_ char *json = NULL;
 	moat_error e = MOAT_ERROR_INIT;
 	struct oci_config *cfg = NULL;
 	size_t len;
 
-	if (read_file_at(c->dirfd, MOAT_CONFIG_FILE, OCIJSON_MAX_FILE_SIZE, &data, &len, &e) < 0 ||
-	    oci_config_parse_data(data, len, MOAT_CONFIG_FILE, &cfg, &msg) < 0) {
-		moat_error_warn(err, "%s hooks: cannot read the saved config: %s",
-				moat_hook_kind_name(kind), e.msg ? e.msg : msg);
+	if (moat_state_read_config(c->dirfd, &cfg, &e) < 0) {
+		moat_error_warn(err, "%s hooks: %s", moat_hook_kind_name(kind), e.msg);
 		moat_error_clear(&e);
 		return;
 	}

@@ -256,18 +256,12 @@ int moat_exec_default_process(const char *root, const char *id, struct oci_proce
 			      moat_error *err)
 {
 	_cleanup_close_ int dirfd = -1;
-	_cleanup_free_ char *data = NULL, *msg = NULL;
 	struct oci_config *cfg = NULL;
-	size_t len;
-	int r;
 
 	if (moat_state_dir_open(root, id, &dirfd, err) < 0)
 		return moat_error_ret(err);
-	if (read_file_at(dirfd, MOAT_CONFIG_FILE, OCIJSON_MAX_FILE_SIZE, &data, &len, err) < 0)
+	if (moat_state_read_config(dirfd, &cfg, err) < 0)
 		return moat_error_prefix(err, "container '%s'", id);
-	r = oci_config_parse_data(data, len, "config.json", &cfg, &msg);
-	if (r < 0)
-		return moat_error_msg(err, -r, "container '%s': %s", id, msg ? msg : "config.json");
 	*ret = cfg->process;
 	cfg->process = NULL;
 	oci_config_free(cfg);

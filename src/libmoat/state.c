@@ -8,6 +8,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include "oci-config.h"
 #include "utils.h"
 
 #define S struct moat_state
@@ -204,4 +205,18 @@ enum moat_status moat_state_status(int dirfd, const struct moat_state *st)
 	if (fstatat(dirfd, MOAT_EXEC_FIFO, &sb, AT_SYMLINK_NOFOLLOW) == 0)
 		return MOAT_STATUS_CREATED;
 	return MOAT_STATUS_RUNNING;
+}
+
+int moat_state_read_config(int dirfd, struct oci_config **ret, moat_error *err)
+{
+	_cleanup_free_ char *data = NULL, *msg = NULL;
+	size_t len;
+	int r;
+
+	if (read_file_at(dirfd, MOAT_CONFIG_FILE, OCIJSON_MAX_FILE_SIZE, &data, &len, err) < 0)
+		return moat_error_prefix(err, "saved config");
+	r = oci_config_parse_data(data, len, MOAT_CONFIG_FILE, ret, &msg);
+	if (r < 0)
+		return moat_error_msg(err, -r, "saved config: %s", msg ? msg : MOAT_CONFIG_FILE);
+	return 0;
 }

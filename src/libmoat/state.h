@@ -59,6 +59,10 @@ int moat_state_write(int dirfd, const struct moat_state *st, moat_error *err);
 int moat_state_read(int dirfd, struct moat_state **ret, moat_error *err);
 void moat_state_free(struct moat_state *st);
 
+/* The effective config saved at create (config.json in the directory). */
+struct oci_config;
+int moat_state_read_config(int dirfd, struct oci_config **ret, moat_error *err);
+
 /* Start time of pid, 0 if it does not exist or is a zombie. */
 uint64_t moat_pid_start_time(pid_t pid);
 /* True if pid is alive and is the process the state recorded. */

@@ -108,7 +108,9 @@ start_signal_container() {
 	assert_equal "$(status_of)" running
 }
 
-@test "kill --all signals every process in the container" {
+# start_parent_and_child: a running container whose init (/bin/parent)
+# has a child (/bin/child); each reports the USR1/USR2 it receives.
+start_parent_and_child() {
 	make_bundle
 	add_script child <<-'EOF'
 		#!/bin/sh
@@ -130,6 +132,10 @@ start_signal_container() {
 	moat start "$CID"
 	wait_for_output '^parent-ready$'
 	wait_for_output '^child-ready$'
+}
+
+@test "kill --all signals every process in the container" {
+	start_parent_and_child
 	run_moat kill --all "$CID" USR1
 	assert_success
 	wait_for_output '^parent-got-USR1$'
@@ -137,27 +143,7 @@ start_signal_container() {
 }
 
 @test "kill without --all signals only the container's main process" {
-	make_bundle
-	add_script child <<-'EOF'
-		#!/bin/sh
-		trap 'echo child-got-USR1' USR1
-		trap 'echo child-got-USR2; exit 0' USR2
-		echo child-ready
-		while :; do sleep 1 & wait $!; done
-	EOF
-	add_script parent <<-'EOF'
-		#!/bin/sh
-		trap 'echo parent-got-USR1' USR1
-		trap 'echo parent-got-USR2' USR2
-		/bin/child &
-		echo parent-ready
-		while :; do sleep 1 & wait $!; done
-	EOF
-	cfg_args /bin/parent
-	moat_create
-	moat start "$CID"
-	wait_for_output '^parent-ready$'
-	wait_for_output '^child-ready$'
+	start_parent_and_child
 	moat kill "$CID" USR1
 	wait_for_output '^parent-got-USR1$'
 	# USR2 to everyone: had the child received USR1, its USR1 trap (lower
