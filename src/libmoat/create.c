@@ -13,6 +13,7 @@
 #include "cgroup.h"
 #include "hooks.h"
 #include "init.h"
+#include "mount-idmap.h"
 #include "namespaces.h"
 #include "oci-config.h"
 #include "process.h"
@@ -36,6 +37,7 @@ struct build {
 	pid_t stage1;
 	pid_t init;
 	int console;    /* pty master kept for the foreground relay, or -1 */
+	int *idmapped;  /* per cfg->mounts[i]: its idmapped source for the init, or -1 */
 	bool hooks_started; /* a failed create then runs poststop, as delete would */
 };
 
@@ -160,6 +162,51 @@ static int receive_console(struct build *b, int fd, moat_error *err)
 	return 0;
 }
 
+/* The sources of idmapped mounts, made here on the host side (see mount-idmap.h). */
+static int make_idmapped_sources(struct build *b, moat_error *err)
+{
+	_cleanup_close_ int bundle = -1, userns = -1;
+	char path[64];
+	size_t i;
+
+	b->idmapped = xcalloc(b->cfg->mounts_len + 1, sizeof(int));
+	for (i = 0; i < b->cfg->mounts_len; i++)
+		b->idmapped[i] = -1;
+	for (i = 0; i < b->cfg->mounts_len; i++) {
+		if (!moat_mount_wants_idmap(b->cfg->mounts[i]))
+			continue;
+		if (bundle < 0) {
+			bundle = open(b->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (bundle < 0)
+				return moat_error_set(err, errno, "open the bundle '%s'", b->bundle);
+			snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)b->init);
+			if (moat_ns_in_userns(&b->ns))
+				userns = open(path, O_RDONLY | O_CLOEXEC);
+			if (moat_ns_in_userns(&b->ns) && userns < 0)
+				return moat_error_set(err, errno, "open %s", path);
+		}
+		if (moat_mount_idmap_source(bundle, b->cfg->mounts[i], i, userns, &b->idmapped[i],
+					    err) < 0)
+			return moat_error_ret(err);
+	}
+	return 0;
+}
+
+static int send_idmapped_sources(struct build *b, int fd, moat_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < b->cfg->mounts_len; i++) {
+		if (b->idmapped[i] < 0)
+			continue;
+		if (moat_sync_send_fd(fd, MOAT_SYNC_MOUNT_FD, (int64_t)i, b->idmapped[i], err) < 0)
+			return moat_error_ret(err);
+		close(b->idmapped[i]);
+		b->idmapped[i] = -1;
+	}
+	return 0;
+}
+
 /* The parent's half of the conversation in sync.h. */
 static int talk_to_children(struct build *b, int fd, moat_error *err)
 {
@@ -180,7 +227,8 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
 	b->stage1 = 0;
 	if (b->cg && moat_cgroup_add_pid(b->cg, b->init, err) < 0)
 		return moat_error_prefix(err, "cgroup");
-	if (run_runtime_hooks(b, err) < 0)
+	if (make_idmapped_sources(b, err) < 0 || run_runtime_hooks(b, err) < 0 ||
+	    send_idmapped_sources(b, fd, err) < 0)
 		return moat_error_ret(err);
 	/* The init learns its host pid here, for the hooks it runs. */
 	if (moat_sync_send(fd, MOAT_SYNC_CGROUP_DONE, b->init, err) < 0)
@@ -298,6 +346,10 @@ static void undo(struct build *b)
 
 static void build_free(struct build *b)
 {
+	for (size_t i = 0; b->idmapped != NULL && i < b->cfg->mounts_len; i++)
+		if (b->idmapped[i] >= 0)
+			close(b->idmapped[i]);
+	free(b->idmapped);
 	if (b->console >= 0)
 		close(b->console);
 	if (b->dirfd >= 0)

@@ -97,7 +97,7 @@ static int run_process(const struct child_args *c, moat_error *err)
 		return moat_error_set(err, errno, "become root of the container's user namespace");
 	if (p->terminal) {
 		if (moat_terminal_create(p, &master, err) < 0 ||
-		    moat_sync_send_fd(c->sync_fd, MOAT_SYNC_CONSOLE, master, err) < 0)
+		    moat_sync_send_fd(c->sync_fd, MOAT_SYNC_CONSOLE, 0, master, err) < 0)
 			return moat_error_ret(err);
 		close(master);
 	}

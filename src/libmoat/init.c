@@ -96,14 +96,14 @@ static int send_console(const struct moat_init_args *a, moat_error *err)
 
 	if (moat_terminal_create(a->cfg->process, &master, err) < 0)
 		return moat_error_ret(err);
-	return moat_sync_send_fd(a->sync_fd, MOAT_SYNC_CONSOLE, master, err);
+	return moat_sync_send_fd(a->sync_fd, MOAT_SYNC_CONSOLE, 0, master, err);
 }
 
-static int build_container(const struct moat_init_args *a, struct moat_exec *exec,
-			   moat_error *err)
+static int build_container(const struct moat_init_args *a, int *idmapped,
+			   struct moat_exec *exec, moat_error *err)
 {
 	struct moat_rootfs_opts ropts = { .userns = moat_ns_in_userns(a->ns),
-					  .no_pivot = a->no_pivot };
+					  .no_pivot = a->no_pivot, .idmapped = idmapped };
 	struct moat_rootfs *rootfs = NULL;
 	const struct oci_config *cfg = a->cfg;
 	int r;
@@ -138,19 +138,46 @@ static int build_container(const struct moat_init_args *a, struct moat_exec *exe
 	return 0;
 }
 
+/* Until CGROUP_DONE (whose value is our host pid): the idmapped mount sources moat made for
+ * us, one message each, into idmapped[mounts[] index]. */
+static int receive_setup(const struct moat_init_args *a, int *idmapped, pid_t *ret_host_pid,
+			 moat_error *err)
+{
+	struct moat_sync_msg m;
+	int fd;
+
+	for (;;) {
+		if (moat_sync_recv(a->sync_fd, &m, &fd, err) < 0)
+			return moat_error_ret(err);
+		if (m.type == MOAT_SYNC_CGROUP_DONE && fd < 0) {
+			*ret_host_pid = (pid_t)m.value;
+			return 0;
+		}
+		if (m.type != MOAT_SYNC_MOUNT_FD || fd < 0 || m.value < 0 ||
+		    (uint64_t)m.value >= a->cfg->mounts_len || idmapped[m.value] >= 0) {
+			if (fd >= 0)
+				close(fd);
+			return moat_error_msg(err, EPROTO, "sync: unexpected message %d", m.type);
+		}
+		idmapped[m.value] = fd;
+	}
+}
+
 __attribute__((noreturn)) static void stage2(const struct moat_init_args *args)
 {
 	moat_error err = MOAT_ERROR_INIT;
 	struct moat_exec exec = { 0 };
 	struct moat_init_args copy = *args, *a = &copy;
-	int64_t host_pid;
+	int *idmapped = xcalloc(a->cfg->mounts_len + 1, sizeof(int));
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (moat_sync_expect(a->sync_fd, MOAT_SYNC_CGROUP_DONE, &host_pid, &err) < 0)
+	for (size_t i = 0; i < a->cfg->mounts_len; i++)
+		idmapped[i] = -1;
+	if (receive_setup(a, idmapped, &copy.host_pid, &err) < 0)
 		_exit(EXIT_FAILURE);
-	copy.host_pid = (pid_t)host_pid;
-	if (build_container(a, &exec, &err) < 0)
+	if (build_container(a, idmapped, &exec, &err) < 0)
 		die(a->sync_fd, &err);
+	free(idmapped); /* every fd in it was taken over */
 	/* From READY on the container outlives `moat create`. (Changing
 	 * credentials already cleared the death signal; clear it for certain.)
 	 * If the parent died meanwhile, the send fails and we exit. */

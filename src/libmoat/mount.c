@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include "mount-idmap.h"
 #include "safe-path.h"
 #include "utils.h"
 
@@ -507,47 +508,24 @@ void moat_mount_env_release(struct moat_mount_env *env)
 	env->host_sys.fd = -1;
 }
 
-/* idmap/ridmap: map the clone's ids through the container's user namespace. The kernel allows
- * it only to a caller privileged over the source filesystem's owner (init_user_ns for ext4). */
-static int idmap_clone(const struct oci_mount *m, const struct moat_mount_opts *o,
-		       struct moat_mount_src *src, moat_error *err)
-{
-	_cleanup_close_ int userns = -1;
-	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP };
-
-	if (!src->is_clone)
-		return moat_error_msg(err, ENOSYS, "idmap: needs the new mount API (Linux 5.12)");
-	if (m->uid_mappings_len > 0 || m->gid_mappings_len > 0)
-		return moat_error_msg(err, ENOTSUP, "idmap: mounts[].uidMappings/gidMappings "
-						    "are not supported yet");
-	userns = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
-	if (userns < 0)
-		return moat_error_set(err, errno, "idmap: open /proc/self/ns/user");
-	a.userns_fd = (uint64_t)userns;
-	if (mount_setattr(src->fd, "", AT_EMPTY_PATH | (o->idmap_recursive ? AT_RECURSIVE : 0), &a,
-			  sizeof(a)) < 0)
-		return moat_error_set(err, errno, "idmap '%s'", m->source);
-	return 0;
-}
-
-int moat_mount_entry_prepare(const struct oci_mount *m, size_t idx, struct moat_mount_src *ret,
-			     moat_error *err)
+int moat_mount_entry_prepare(const struct oci_mount *m, size_t idx, int idmapped,
+			     struct moat_mount_src *ret, moat_error *err)
 {
 	struct moat_mount_opts o;
 	int r;
 
 	*ret = (struct moat_mount_src)MOAT_MOUNT_SRC_INIT;
 	r = moat_mount_opts_parse(m->options, m->options_len, &o, err);
-	if (r == 0 && is_bind(m, &o)) {
-		if (m->source == NULL)
-			r = moat_error_msg(err, EINVAL, "bind: source is required");
-		else
-			r = moat_mount_src_open(AT_FDCWD, m->source, o.is_recursive, ret, err);
-		if (r == 0 && o.idmap)
-			r = idmap_clone(m, &o, ret, err);
-	} else if (r == 0 && o.idmap) {
-		r = moat_error_msg(err, EINVAL, "idmap: only bind mounts can be idmapped");
-	}
+	if (r < 0 && idmapped >= 0)
+		close(idmapped);
+	if (r == 0 && idmapped >= 0)
+		r = moat_mount_idmap_adopt(idmapped, m, ret, err);
+	else if (r == 0 && (o.idmap || m->uid_mappings_len > 0 || m->gid_mappings_len > 0))
+		r = moat_error_msg(err, EINVAL, "idmap: no idmapped source was made");
+	else if (r == 0 && is_bind(m, &o) && m->source == NULL)
+		r = moat_error_msg(err, EINVAL, "bind: source is required");
+	else if (r == 0 && is_bind(m, &o))
+		r = moat_mount_src_open(AT_FDCWD, m->source, o.is_recursive, ret, err);
 	moat_mount_opts_release(&o);
 	if (r < 0) {
 		moat_mount_src_close(ret);

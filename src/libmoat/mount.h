@@ -82,10 +82,11 @@ int moat_mount_env_prepare(const struct oci_config *cfg, bool userns, struct moa
 			   moat_error *err);
 void moat_mount_env_release(struct moat_mount_env *env);
 
-/* Phase 1 for cfg->mounts[idx]: take the bind source (fd -1 when the mount is not a bind) and,
- * for idmap/ridmap, make the clone idmapped. */
-int moat_mount_entry_prepare(const struct oci_mount *m, size_t idx, struct moat_mount_src *ret,
-			     moat_error *err);
+/* Phase 1 for cfg->mounts[idx]: take the bind source (fd -1 when the mount is not a bind).
+ * An idmapped mount's source was made on the host side (mount-idmap.h) and comes in as
+ * idmapped, which this takes over; pass -1 for every other mount. */
+int moat_mount_entry_prepare(const struct oci_mount *m, size_t idx, int idmapped,
+			     struct moat_mount_src *ret, moat_error *err);
 
 /* Phase 2 for cfg->mounts[idx]: create the destination inside rootfd when missing and mount.
  * Errors read "mounts[3] (/data): bind '/host/x': No such file or directory". */

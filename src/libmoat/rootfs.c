@@ -160,9 +160,12 @@ static int prepare_sources(struct moat_rootfs *r, const struct oci_config *cfg, 
 	for (i = 0; i < cfg->mounts_len; i++)
 		r->srcs[i].fd = -1;
 	r->n_srcs = cfg->mounts_len;
-	for (i = 0; i < cfg->mounts_len; i++)
-		if (moat_mount_entry_prepare(cfg->mounts[i], i, &r->srcs[i], err) < 0)
+	for (i = 0; i < cfg->mounts_len; i++) {
+		int idmapped = r->opts.idmapped ? TAKE_FD(r->opts.idmapped[i]) : -1;
+
+		if (moat_mount_entry_prepare(cfg->mounts[i], i, idmapped, &r->srcs[i], err) < 0)
 			return moat_error_ret(err);
+	}
 	return 0;
 }
 

@@ -41,33 +41,6 @@ void moat_sync_send_error(int fd, const moat_error *err)
 	send_msg(fd, &m, NULL);
 }
 
-int moat_sync_expect(int fd, enum moat_sync_type type, int64_t *ret_value, moat_error *err)
-{
-	struct moat_sync_msg m;
-	ssize_t n;
-
-	do
-		n = recv(fd, &m, sizeof(m), 0);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return moat_error_set(err, errno, "sync: receive");
-	if (n == 0)
-		return moat_error_msg(err, EPIPE, "container process exited during setup");
-	if ((size_t)n != sizeof(m))
-		return moat_error_msg(err, EPROTO, "sync: short message (%zd bytes)", n);
-	if (m.type == MOAT_SYNC_ERROR) {
-		m.msg[sizeof(m.msg) - 1] = '\0';
-		moat_error_set(err, 0, "%s", m.msg);
-		err->code = m.code > 0 ? m.code : EINVAL;
-		return -err->code;
-	}
-	if (m.type != (int32_t)type)
-		return moat_error_msg(err, EPROTO, "sync: expected message %d, got %d", type, m.type);
-	if (ret_value)
-		*ret_value = m.value;
-	return 0;
-}
-
 static int send_with_fd(int sock, const void *data, size_t len, int passed_fd, moat_error *err)
 {
 	union {
@@ -94,21 +67,21 @@ static int send_with_fd(int sock, const void *data, size_t len, int passed_fd, m
 	return 0;
 }
 
-int moat_sync_send_fd(int fd, enum moat_sync_type type, int passed_fd, moat_error *err)
+int moat_sync_send_fd(int fd, enum moat_sync_type type, int64_t value, int passed_fd,
+		      moat_error *err)
 {
-	struct moat_sync_msg m = { .type = type };
+	struct moat_sync_msg m = { .type = type, .value = value };
 
 	return send_with_fd(fd, &m, sizeof(m), passed_fd, err);
 }
 
-int moat_sync_expect_fd(int fd, enum moat_sync_type type, int *ret_fd, moat_error *err)
+int moat_sync_recv(int fd, struct moat_sync_msg *m, int *ret_fd, moat_error *err)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} ctl;
-	struct moat_sync_msg m;
-	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
 			     .msg_controllen = sizeof(ctl.buf) };
 	struct cmsghdr *c;
@@ -125,15 +98,45 @@ int moat_sync_expect_fd(int fd, enum moat_sync_type type, int *ret_fd, moat_erro
 	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
 			memcpy(&got, CMSG_DATA(c), sizeof(int));
-	if ((size_t)n == sizeof(m) && m.type == MOAT_SYNC_ERROR) {
+	if ((size_t)n != sizeof(*m) || m->type == MOAT_SYNC_ERROR || ret_fd == NULL) {
 		if (got >= 0)
 			close(got);
-		m.msg[sizeof(m.msg) - 1] = '\0';
-		moat_error_set(err, 0, "%s", m.msg);
-		err->code = m.code > 0 ? m.code : EINVAL;
+		got = -1;
+	}
+	if ((size_t)n != sizeof(*m))
+		return moat_error_msg(err, EPROTO, "sync: short message (%zd bytes)", n);
+	if (m->type == MOAT_SYNC_ERROR) {
+		m->msg[sizeof(m->msg) - 1] = '\0';
+		moat_error_set(err, 0, "%s", m->msg);
+		err->code = m->code > 0 ? m->code : EINVAL;
 		return -err->code;
 	}
-	if ((size_t)n != sizeof(m) || m.type != (int32_t)type || got < 0) {
+	if (ret_fd)
+		*ret_fd = got;
+	return 0;
+}
+
+int moat_sync_expect(int fd, enum moat_sync_type type, int64_t *ret_value, moat_error *err)
+{
+	struct moat_sync_msg m;
+
+	if (moat_sync_recv(fd, &m, NULL, err) < 0)
+		return moat_error_ret(err);
+	if (m.type != (int32_t)type)
+		return moat_error_msg(err, EPROTO, "sync: expected message %d, got %d", type, m.type);
+	if (ret_value)
+		*ret_value = m.value;
+	return 0;
+}
+
+int moat_sync_expect_fd(int fd, enum moat_sync_type type, int *ret_fd, moat_error *err)
+{
+	struct moat_sync_msg m;
+	int got = -1;
+
+	if (moat_sync_recv(fd, &m, &got, err) < 0)
+		return moat_error_ret(err);
+	if (m.type != (int32_t)type || got < 0) {
 		if (got >= 0)
 			close(got);
 		return moat_error_msg(err, EPROTO, "sync: expected an fd with message %d", type);

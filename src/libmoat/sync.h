@@ -17,6 +17,8 @@ enum moat_sync_type {
 	MOAT_SYNC_READY,            /* init -> parent: set up, waiting for start */
 	MOAT_SYNC_ERROR,            /* child -> parent: code + message, then exits */
 	MOAT_SYNC_CONSOLE,          /* init -> parent: the pty master, as SCM_RIGHTS */
+	MOAT_SYNC_MOUNT_FD,         /* parent -> init: value = mounts[] index, fd = its
+				     * idmapped source, before CGROUP_DONE */
 };
 
 /* Long enough for a chained error naming two paths. */
@@ -33,12 +35,16 @@ int moat_sync_pair(int ret_fds[2], moat_error *err);
 int moat_sync_send(int fd, enum moat_sync_type type, int64_t value, moat_error *err);
 /* Report an error to the parent; used by a child just before it exits. */
 void moat_sync_send_error(int fd, const moat_error *err);
+/* Receive the next message, whatever its type; with ret_fd, the fd it carried (-1: none),
+ * which the caller owns. A MOAT_SYNC_ERROR becomes err; EOF means the peer died. */
+int moat_sync_recv(int fd, struct moat_sync_msg *m, int *ret_fd, moat_error *err);
 /* Wait for a message of the given type. A MOAT_SYNC_ERROR from the peer is
  * turned into err (the child's own message); EOF means the peer died. */
 int moat_sync_expect(int fd, enum moat_sync_type type, int64_t *ret_value, moat_error *err);
 
 /* Pass an fd with a message (SCM_RIGHTS), and receive it. */
-int moat_sync_send_fd(int fd, enum moat_sync_type type, int passed_fd, moat_error *err);
+int moat_sync_send_fd(int fd, enum moat_sync_type type, int64_t value, int passed_fd,
+		      moat_error *err);
 int moat_sync_expect_fd(int fd, enum moat_sync_type type, int *ret_fd, moat_error *err);
 
 /* Send fd over a unix socket at path: the --console-socket protocol, which

@@ -2,13 +2,18 @@
 #include "userns.h"
 
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "utils.h"
 
-static int validate_maps(struct oci_id_mapping *const *maps, size_t n, const char *field,
-			 moat_error *err)
+int moat_userns_validate_maps(struct oci_id_mapping *const *maps, size_t n, const char *field,
+			      moat_error *err)
 {
 	size_t i;
 
@@ -16,11 +21,11 @@ static int validate_maps(struct oci_id_mapping *const *maps, size_t n, const cha
 		const struct oci_id_mapping *m = maps[i];
 
 		if (m->size == 0)
-			return moat_error_msg(err, EINVAL, "linux.%s[%zu].size: must be > 0", field, i);
+			return moat_error_msg(err, EINVAL, "%s[%zu].size: must be > 0", field, i);
 		if ((uint64_t)m->container_id + m->size > UINT32_MAX ||
 		    (uint64_t)m->host_id + m->size > UINT32_MAX)
-			return moat_error_msg(err, EINVAL, "linux.%s[%zu]: range overflows 32 bits",
-					      field, i);
+			return moat_error_msg(err, EINVAL, "%s[%zu]: range overflows 32 bits", field,
+					      i);
 	}
 	return 0;
 }
@@ -42,8 +47,8 @@ int moat_userns_validate(const struct oci_linux *lx, bool new_userns, moat_error
 	if (ng == 0)
 		return moat_error_msg(err, EINVAL,
 				      "linux.gidMappings: required when a user namespace is created");
-	if (validate_maps(lx->uid_mappings, nu, "uidMappings", err) < 0 ||
-	    validate_maps(lx->gid_mappings, ng, "gidMappings", err) < 0)
+	if (moat_userns_validate_maps(lx->uid_mappings, nu, "linux.uidMappings", err) < 0 ||
+	    moat_userns_validate_maps(lx->gid_mappings, ng, "linux.gidMappings", err) < 0)
 		return moat_error_ret(err);
 	return 0;
 }
@@ -62,11 +67,14 @@ static int write_map(pid_t pid, const char *file, struct oci_id_mapping *const *
 	fclose(out);
 	path = xasprintf("/proc/%d/%s", (int)pid, file);
 	if (write_file_at(AT_FDCWD, path, buf, len, err) < 0)
-		return moat_error_prefix(err, "linux.%s", field);
+		return moat_error_prefix(err, "%s", field);
 	return 0;
 }
 
-int moat_userns_write_maps(pid_t pid, const struct oci_linux *lx, moat_error *err)
+/* Both maps of pid's user namespace; fields name them in errors ("linux.uidMappings"). */
+static int write_both(pid_t pid, struct oci_id_mapping *const *uid, size_t nu,
+		      struct oci_id_mapping *const *gid, size_t ng, const char *ufield,
+		      const char *gfield, moat_error *err)
 {
 	/* An unprivileged parent may map only its own gid, and only once the
 	 * namespace has given up setgroups (user_namespaces(7)). */
@@ -74,13 +82,62 @@ int moat_userns_write_maps(pid_t pid, const struct oci_linux *lx, moat_error *er
 		_cleanup_free_ char *path = xasprintf("/proc/%d/setgroups", (int)pid);
 
 		if (write_file_at(AT_FDCWD, path, "deny", 4, err) < 0)
-			return moat_error_prefix(err, "linux.gidMappings");
+			return moat_error_prefix(err, "%s", gfield);
 	}
-	if (write_map(pid, "uid_map", lx->uid_mappings, lx->uid_mappings_len, "uidMappings", err) <
-		    0 ||
-	    write_map(pid, "gid_map", lx->gid_mappings, lx->gid_mappings_len, "gidMappings", err) < 0)
+	if (write_map(pid, "uid_map", uid, nu, ufield, err) < 0 ||
+	    write_map(pid, "gid_map", gid, ng, gfield, err) < 0)
 		return moat_error_ret(err);
 	return 0;
+}
+
+int moat_userns_write_maps(pid_t pid, const struct oci_linux *lx, moat_error *err)
+{
+	return write_both(pid, lx->uid_mappings, lx->uid_mappings_len, lx->gid_mappings,
+			  lx->gid_mappings_len, "linux.uidMappings", "linux.gidMappings", err);
+}
+
+int moat_userns_open_mapped(struct oci_id_mapping *const *uid, size_t nu,
+			    struct oci_id_mapping *const *gid, size_t ng, const char *ufield,
+			    const char *gfield, int *ret_fd, moat_error *err)
+{
+	_cleanup_free_ char *path = NULL;
+	int hold[2], status, fd = -1, r;
+	pid_t pid;
+	char c;
+
+	if (moat_userns_validate_maps(uid, nu, ufield, err) < 0 ||
+	    moat_userns_validate_maps(gid, ng, gfield, err) < 0)
+		return moat_error_ret(err);
+	if (pipe2(hold, O_CLOEXEC) < 0)
+		return moat_error_set(err, errno, "%s: pipe", ufield);
+	/* The child only lives in the namespace until we hold an fd of it: it
+	 * waits for EOF on the pipe, which also comes if we die. */
+	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (pid == 0) {
+		close(hold[1]);
+		while (read(hold[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(hold[0]);
+	if (pid < 0) {
+		close(hold[1]);
+		return moat_error_set(err, errno, "%s: create a user namespace for the mappings",
+				      ufield);
+	}
+	r = write_both(pid, uid, nu, gid, ng, ufield, gfield, err);
+	if (r == 0) {
+		path = xasprintf("/proc/%d/ns/user", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			r = moat_error_set(err, errno, "%s: open %s", ufield, path);
+	}
+	close(hold[1]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (r == 0)
+		*ret_fd = fd;
+	return r;
 }
 
 uint32_t moat_userns_to_host(struct oci_id_mapping *const *maps, size_t n, uint32_t id)

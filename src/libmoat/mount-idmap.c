@@ -1,0 +1,118 @@
+/* moat: idmapped bind mounts, made on the host side (see mount-idmap.h). */
+#include "mount-idmap.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "mount-options.h"
+#include "userns.h"
+#include "utils.h"
+
+bool moat_mount_wants_idmap(const struct oci_mount *m)
+{
+	struct moat_mount_opts o;
+	bool r;
+
+	if (m->uid_mappings_len > 0 || m->gid_mappings_len > 0)
+		return true;
+	if (moat_mount_opts_parse(m->options, m->options_len, &o, NULL) < 0)
+		return false;
+	r = o.idmap;
+	moat_mount_opts_release(&o);
+	return r;
+}
+
+/* The user namespace the ids are mapped through: the mount's own, or the container's. */
+static int mapping_userns(const struct oci_mount *m, int container_userns,
+			  int *ret_fd, moat_error *err)
+{
+	if (m->uid_mappings_len == 0 && m->gid_mappings_len == 0) {
+		if (container_userns < 0)
+			return moat_error_msg(err, EINVAL,
+					      "idmap: the container has no user namespace to map "
+					      "through; give the mount uidMappings and gidMappings");
+		*ret_fd = fcntl(container_userns, F_DUPFD_CLOEXEC, 3);
+		if (*ret_fd < 0)
+			return moat_error_set(err, errno, "idmap: dup");
+		return 0;
+	}
+	if (m->uid_mappings_len == 0 || m->gid_mappings_len == 0)
+		return moat_error_msg(err, EINVAL,
+				      "%s: uidMappings and gidMappings must be given together",
+				      m->uid_mappings_len == 0 ? "uidMappings" : "gidMappings");
+	return moat_userns_open_mapped(m->uid_mappings, m->uid_mappings_len, m->gid_mappings,
+				       m->gid_mappings_len, "uidMappings", "gidMappings", ret_fd, err);
+}
+
+static int make_source(int dirfd, const struct oci_mount *m, const struct moat_mount_opts *o, int container_userns, int *ret_fd,
+		       moat_error *err)
+{
+	struct moat_mount_src src = MOAT_MOUNT_SRC_INIT;
+	_cleanup_close_ int userns = -1;
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP };
+	unsigned int flags = AT_EMPTY_PATH | (o->idmap_recursive ? AT_RECURSIVE : 0);
+
+	if (!moat_mount_is_bind(m))
+		return moat_error_msg(err, EINVAL, "idmap: only bind mounts can be idmapped");
+	if (m->source == NULL)
+		return moat_error_msg(err, EINVAL, "bind: source is required");
+	if (!moat_mount_new_api())
+		return moat_error_msg(err, ENOSYS, "idmap: needs the new mount API (Linux 5.12)");
+	if (mapping_userns(m, container_userns, &userns, err) < 0 ||
+	    moat_mount_src_open(dirfd, m->source, o->is_recursive, &src, err) < 0)
+		return moat_error_ret(err);
+	a.userns_fd = (uint64_t)userns;
+	if (mount_setattr(src.fd, "", flags, &a, sizeof(a)) < 0) {
+		int e = errno;
+
+		moat_mount_src_close(&src);
+		if (e == EINVAL)
+			return moat_error_msg(err, e, "idmap '%s': the filesystem does not support "
+						      "idmapped mounts%s",
+					      m->source,
+					      o->idmap_recursive ? " (ridmap: nor may any submount)"
+								 : "");
+		return moat_error_set(err, e, "idmap '%s'%s", m->source,
+				      e == EPERM ? ": needs privilege over the source filesystem "
+						   "(root on the host)"
+						 : "");
+	}
+	*ret_fd = src.fd;
+	return 0;
+}
+
+int moat_mount_idmap_source(int dirfd, const struct oci_mount *m, size_t idx,
+			    int container_userns, int *ret_fd, moat_error *err)
+{
+	struct moat_mount_opts o;
+	int r;
+
+	*ret_fd = -1;
+	if (!moat_mount_wants_idmap(m))
+		return 0;
+	r = moat_mount_opts_parse(m->options, m->options_len, &o, err);
+	if (r == 0)
+		r = make_source(dirfd, m, &o, container_userns, ret_fd, err);
+	moat_mount_opts_release(&o);
+	if (r < 0)
+		return moat_error_prefix(err, "mounts[%zu] (%s)", idx, m->destination);
+	return 0;
+}
+
+int moat_mount_idmap_adopt(int fd, const struct oci_mount *m, struct moat_mount_src *ret,
+			   moat_error *err)
+{
+	struct moat_mount_opts o;
+	struct stat st;
+
+	if (moat_mount_opts_parse(m->options, m->options_len, &o, err) < 0)
+		return moat_error_ret(err);
+	*ret = (struct moat_mount_src){ .fd = fd, .is_clone = true, .recursive = o.is_recursive };
+	moat_mount_opts_release(&o);
+	if (fstat(fd, &st) < 0)
+		return moat_error_set(err, errno, "idmap: stat the source '%s'", m->source);
+	ret->fmt = st.st_mode & S_IFMT;
+	return 0;
+}

@@ -1,0 +1,30 @@
+/* moat: idmapped bind mounts (mounts[].options idmap/ridmap, mounts[].uidMappings/gidMappings).
+ *
+ * Making a mount idmapped needs privilege over the source filesystem's owner (the host's user
+ * namespace for ext4 or xfs), which the container's init no longer has once it is in its own
+ * user namespace. So moat, still on the host side, clones each such source, maps it, and hands
+ * the detached clone to the init, which attaches it like any other bind source. */
+#ifndef MOAT_MOUNT_IDMAP_H
+#define MOAT_MOUNT_IDMAP_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "mount.h"
+#include "oci-config.h"
+
+/* m asks for an idmapped mount: idmap or ridmap in its options, or mappings of its own. */
+bool moat_mount_wants_idmap(const struct oci_mount *m);
+
+/* For mounts[idx], a detached idmapped clone of its source (resolved from dirfd, the bundle).
+ * The ids are mapped through the mount's own uidMappings/gidMappings when it has them, else
+ * through container_userns (an fd of the container's user namespace, -1 when it has none).
+ * *ret_fd is -1 when m wants no idmap. Errors read "mounts[2] (/data): idmap: ...". */
+int moat_mount_idmap_source(int dirfd, const struct oci_mount *m, size_t idx,
+			    int container_userns, int *ret_fd, moat_error *err);
+
+/* Take fd, made by moat_mount_idmap_source, as the bind source of m. */
+int moat_mount_idmap_adopt(int fd, const struct oci_mount *m, struct moat_mount_src *ret,
+			   moat_error *err);
+
+#endif
