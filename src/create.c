@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "container.h"
 #include "log.h"
@@ -25,9 +26,31 @@ static void usage(const char *cmd)
 	       "      --console-socket S   send the pty master of process.terminal to socket S\n"
 	       "      --preserve-fds N     pass N more fds (from 3) to the container\n"
 	       "      --no-pivot           enter the root with MS_MOVE+chroot, not pivot_root\n"
-	       "      --no-new-keyring     keep the caller's session keyring\n");
+	       "      --no-new-keyring     keep the caller's session keyring\n"
+	       "With LISTEN_FDS=N (and LISTEN_PID unset or moat's pid) in the environment, fds\n"
+	       "3..3+N-1 are passed on ahead of --preserve-fds, and the container gets\n"
+	       "LISTEN_FDS=N and LISTEN_PID set to its process.\n");
 	if (run)
 		printf("  -d, --detach             return once the container is running\n");
+}
+
+/* Socket activation (sd_listen_fds(3)): fds 3..3+N-1 meant for this process when LISTEN_FDS=N
+ * and LISTEN_PID is unset or ours. They go to the container ahead of --preserve-fds. */
+static int listen_fds(void)
+{
+	const char *fds = getenv("LISTEN_FDS"), *pid = getenv("LISTEN_PID");
+	char *end;
+	long n;
+
+	if (fds == NULL || *fds == '\0')
+		return 0;
+	if (pid != NULL && *pid != '\0' && strtol(pid, NULL, 10) != (long)getpid())
+		return 0;
+	errno = 0;
+	n = strtol(fds, &end, 10);
+	if (errno || *end || n <= 0 || n > 1024)
+		return 0;
+	return (int)n;
 }
 
 int moat_parse_create_args(struct moat_globals *g, const char *cmd, int argc, char **argv,
@@ -53,6 +76,7 @@ int moat_parse_create_args(struct moat_globals *g, const char *cmd, int argc, ch
 	o->systemd_cgroup = g->systemd_cgroup;
 	o->no_cgroup = g->cgroup_manager != NULL && strcmp(g->cgroup_manager, "disabled") == 0;
 	o->rootless = moat_is_rootless(g);
+	o->listen_fds = listen_fds();
 	while ((c = getopt_long(argc, argv, detach ? "b:dh" : "b:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': o->bundle = optarg; break;

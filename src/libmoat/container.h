@@ -23,6 +23,7 @@ struct moat_create_opts {
 	bool foreground;            /* run without --detach: the caller relays a terminal */
 	bool rootless;              /* no cgroup unless linux.resources asks for one */
 	int preserve_fds;
+	int listen_fds;             /* socket activation: fds passed ahead of preserve_fds */
 };
 
 /* Build the container and leave its init blocked before execve. With

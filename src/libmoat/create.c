@@ -246,7 +246,8 @@ static int spawn(struct build *b, moat_error *err)
 				    .bundle = b->bundle, .lock_fd = b->dirfd, .id = b->o->id,
 				    .fifo_fd = b->fifo_fd, .no_pivot = b->o->no_pivot,
 				    .no_new_keyring = b->o->no_new_keyring,
-				    .preserve_fds = b->o->preserve_fds };
+				    .preserve_fds = b->o->preserve_fds,
+				    .listen_fds = b->o->listen_fds };
 	sigset_t all, saved;
 	int fds[2];
 

@@ -101,7 +101,7 @@ static int run_process(const struct child_args *c, moat_error *err)
 			return moat_error_ret(err);
 		close(master);
 	}
-	if (moat_process_set_limits(p, err) < 0 || moat_process_prepare_exec(p, &exec, err) < 0 ||
+	if (moat_process_set_limits(p, err) < 0 || moat_process_prepare_exec(p, 0, &exec, err) < 0 ||
 	    moat_process_become_user(p, err) < 0 || moat_process_close_fds(c->o->preserve_fds, err) < 0)
 		return moat_error_ret(err);
 	/* The sync socket is close-on-exec: moat reads EOF when execve worked. */

@@ -130,9 +130,9 @@ static int build_container(const struct moat_init_args *a, int *idmapped,
 		return moat_error_ret(err);
 	if (moat_process_setup_env(cfg, a->ns, a->no_new_keyring, err) < 0 ||
 	    moat_process_attrs_apply(cfg, err) < 0 ||
-	    moat_process_prepare_exec(cfg->process, exec, err) < 0 ||
+	    moat_process_prepare_exec(cfg->process, a->listen_fds, exec, err) < 0 ||
 	    moat_process_become_user(cfg->process, err) < 0 ||
-	    moat_process_close_fds(a->preserve_fds, err) < 0 ||
+	    moat_process_close_fds(a->listen_fds + a->preserve_fds, err) < 0 ||
 	    moat_process_attrs_exec(cfg, err) < 0)
 		return moat_error_ret(err);
 	return 0;

@@ -22,6 +22,7 @@ struct moat_init_args {
 	bool no_pivot;
 	bool no_new_keyring;
 	int preserve_fds;
+	int listen_fds;       /* LISTEN_FDS passed through: fds 3.. ahead of preserve_fds */
 	pid_t host_pid;       /* the init's pid on the host, learned from moat */
 };
 

@@ -319,17 +319,32 @@ static char *home_of(uid_t uid)
 	return xstrdup("/");
 }
 
-int moat_process_prepare_exec(const struct oci_process *p, struct moat_exec *ret, moat_error *err)
+static bool is_listen_var(const char *entry)
+{
+	return strncmp(entry, "LISTEN_FDS=", 11) == 0 || strncmp(entry, "LISTEN_PID=", 11) == 0 ||
+	       strncmp(entry, "LISTEN_FDNAMES=", 15) == 0;
+}
+
+int moat_process_prepare_exec(const struct oci_process *p, int listen_fds, struct moat_exec *ret,
+			      moat_error *err)
 {
 	_cleanup_free_ char *path = NULL;
+	const char *names = getenv("LISTEN_FDNAMES");
 	size_t i, n = 0;
 	char **envp;
 
 	if (find_program(p, &path, err) < 0)
 		return moat_error_ret(err);
-	envp = xcalloc(p->env_len + 2, sizeof(char *));
+	envp = xcalloc(p->env_len + 5, sizeof(char *));
 	for (i = 0; i < p->env_len; i++)
-		envp[n++] = xstrdup(p->env[i]);
+		if (listen_fds == 0 || !is_listen_var(p->env[i]))
+			envp[n++] = xstrdup(p->env[i]);
+	if (listen_fds > 0) {
+		envp[n++] = xasprintf("LISTEN_FDS=%d", listen_fds);
+		envp[n++] = xasprintf("LISTEN_PID=%d", (int)getpid());
+		if (names != NULL)
+			envp[n++] = xasprintf("LISTEN_FDNAMES=%s", names);
+	}
 	if (env_get(p->env, p->env_len, "HOME") == NULL) {
 		_cleanup_free_ char *home = home_of(p->user->uid);
 		envp[n++] = xasprintf("HOME=%s", home);

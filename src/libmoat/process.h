@@ -40,7 +40,11 @@ struct moat_exec {
 	char **argv; /* NULL-terminated; the strings are the config's */
 	char **envp; /* owned */
 };
-int moat_process_prepare_exec(const struct oci_process *p, struct moat_exec *ret, moat_error *err);
+/* With listen_fds > 0 the environment says so to the program (sd_listen_fds(3)):
+ * LISTEN_FDS=listen_fds, LISTEN_PID=our pid (as the program will see it), and moat's own
+ * LISTEN_FDNAMES if it has one; the config's values of these are replaced. */
+int moat_process_prepare_exec(const struct oci_process *p, int listen_fds, struct moat_exec *ret,
+			      moat_error *err);
 void moat_exec_free(struct moat_exec *e);
 
 /* cwd (resolved inside the root), groups, gid, uid, capabilities,

@@ -180,6 +180,31 @@ load helpers
 	assert_line --index 1 three
 }
 
+@test "LISTEN_FDS: socket-activation fds pass through ahead of --preserve-fds" {
+	make_bundle
+	cfg_set '.process.env += ["LISTEN_FDS=9", "LISTEN_PID=77"]'
+	cfg_sh 'env | grep ^LISTEN_ | sort; cat <&3; cat <&4; cat <&5;
+		ls /proc/self/fd | grep -vxE "0|1|2|3|4|5" | wc -l'
+	echo first >"$TEST_DIR/l3"
+	echo second >"$TEST_DIR/l4"
+	echo preserved >"$TEST_DIR/p5"
+	# the container's own LISTEN_* values are replaced by moat's
+	LISTEN_FDS=2 LISTEN_FDNAMES=web:admin run --separate-stderr moat run --bundle "$BUNDLE" \
+		--preserve-fds 1 "$CID" 3<"$TEST_DIR/l3" 4<"$TEST_DIR/l4" 5<"$TEST_DIR/p5" 6</dev/null
+	assert_success
+	# LISTEN_PID is the program's pid as it sees it: 1 in its PID namespace
+	assert_equal "${lines[*]}" "LISTEN_FDNAMES=web:admin LISTEN_FDS=2 LISTEN_PID=1 first second preserved 1"
+}
+
+@test "LISTEN_FDS meant for another process (LISTEN_PID) is not passed on" {
+	make_bundle
+	cfg_sh 'env | grep -c ^LISTEN_; ls /proc/self/fd | grep -vxE "0|1|2" | wc -l'
+	LISTEN_FDS=1 LISTEN_PID=1 run --separate-stderr moat run --bundle "$BUNDLE" "$CID" 3</dev/null
+	assert_success
+	assert_line --index 0 0
+	assert_line --index 1 1
+}
+
 @test "run with a relative --bundle works" {
 	make_bundle
 	cd "$TEST_DIR"
