@@ -20,6 +20,7 @@
 #include "container.h"
 #include "namespaces.h"
 #include "process.h"
+#include "process-attrs.h"
 #include "state.h"
 #include "sync.h"
 #include "terminal.h"
@@ -29,6 +30,7 @@
 struct target {
 	int dirfd;
 	struct moat_state *st;
+	struct oci_config *cfg; /* the container's saved config */
 	int pidfd;
 	int ns_flags; /* the namespaces of the init that differ from ours */
 };
@@ -40,6 +42,7 @@ static void target_close(struct target *t)
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	moat_state_free(t->st);
+	oci_config_free(t->cfg);
 }
 
 static bool same_ns(pid_t pid, const char *name)
@@ -62,6 +65,8 @@ static int open_target(const struct moat_exec_opts *o, struct target *t, moat_er
 	if (moat_state_dir_open(o->root, o->id, &t->dirfd, err) < 0 ||
 	    moat_state_read(t->dirfd, &t->st, err) < 0)
 		return moat_error_ret(err);
+	if (moat_state_read_config(t->dirfd, &t->cfg, err) < 0)
+		return moat_error_prefix(err, "container '%s'", o->id);
 	status = moat_state_status(t->dirfd, t->st);
 	if (status != MOAT_STATUS_RUNNING)
 		return moat_error_msg(err, EINVAL, "container '%s' is %s: exec needs a running container",
@@ -78,6 +83,7 @@ static int open_target(const struct moat_exec_opts *o, struct target *t, moat_er
 struct child_args {
 	const struct moat_exec_opts *o;
 	const struct target *t;
+	const struct oci_config *view; /* the container's config with the exec'd process */
 	int sync_fd;
 };
 
@@ -101,8 +107,11 @@ static int run_process(const struct child_args *c, moat_error *err)
 			return moat_error_ret(err);
 		close(master);
 	}
-	if (moat_process_set_limits(p, err) < 0 || moat_process_prepare_exec(p, 0, &exec, err) < 0 ||
-	    moat_process_become_user(p, err) < 0 || moat_process_close_fds(c->o->preserve_fds, err) < 0)
+	if (moat_process_attrs_apply(c->view, err) < 0 || moat_process_set_limits(p, err) < 0 ||
+	    moat_process_prepare_exec(p, 0, &exec, err) < 0 ||
+	    moat_process_become_user(p, err) < 0 ||
+	    moat_process_close_fds(c->o->preserve_fds, err) < 0 ||
+	    moat_process_attrs_exec(c->view, err) < 0)
 		return moat_error_ret(err);
 	/* The sync socket is close-on-exec: moat reads EOF when execve worked. */
 	moat_reset_signal_actions();
@@ -191,7 +200,14 @@ static int spawn(const struct moat_exec_opts *o, struct target *t, pid_t *ret_pi
 	int fds[2], status;
 	int64_t v;
 	pid_t helper;
-	struct child_args c = { .o = o, .t = t };
+	struct oci_config view = *t->cfg;
+	struct child_args c = { .o = o, .t = t, .view = &view };
+
+	/* Process attributes (scheduler, ioPriority, execCPUAffinity, LSM labels) come from the
+	 * exec'd process; personality and memoryPolicy, from the container's linux section. */
+	view.process = (struct oci_process *)o->process; /* only read through view */
+	if (moat_process_attrs_validate(&view, err) < 0)
+		return moat_error_ret(err);
 
 	if (moat_sync_pair(fds, err) < 0)
 		return moat_error_ret(err);

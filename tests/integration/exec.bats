@@ -161,3 +161,67 @@ JSON
 	run --separate-stderr moat exec --tty --detach "$CID" true
 	assert_moat_error 'console-socket'
 }
+
+# exec_process JSON_FIELDS: write $TEST_DIR/process.json, a process running
+# sh -c "$SCRIPT" as root in /, with the given extra fields (a jq object).
+exec_process() {
+	jq -n --arg s "$SCRIPT" "{user: {uid: 0, gid: 0}, cwd: \"/\", args: [\"sh\", \"-c\", \$s],
+		env: [\"PATH=/bin\"]} + $1" >"$TEST_DIR/process.json"
+}
+
+@test "exec --process applies process.scheduler to the exec'd process" {
+	start_sleeper
+	# policy and nice: fields 41 and 19 of /proc/self/stat (18 and 38 after the comm)
+	SCRIPT='read -r s </proc/self/stat; set -- ${s##*) }; echo "nice=${17} policy=${39}"'
+	exec_process '{scheduler: {policy: "SCHED_BATCH", nice: 7}}'
+	run --separate-stderr moat exec --process "$TEST_DIR/process.json" "$CID"
+	assert_success
+	assert_output 'nice=7 policy=3'
+}
+
+@test "exec --process applies process.ioPriority to the exec'd process" {
+	start_sleeper
+	SCRIPT='ionice -p $$'
+	exec_process '{ioPriority: {class: "IOPRIO_CLASS_IDLE"}}'
+	run --separate-stderr moat exec --process "$TEST_DIR/process.json" "$CID"
+	assert_success
+	assert_output --regexp '^idle'
+}
+
+@test "exec --process applies process.execCPUAffinity.final" {
+	start_sleeper
+	SCRIPT='grep Cpus_allowed_list: /proc/self/status'
+	exec_process '{execCPUAffinity: {initial: "0", final: "0"}}'
+	run --separate-stderr moat exec --process "$TEST_DIR/process.json" "$CID"
+	assert_success
+	assert_output --regexp ':\s+0$'
+}
+
+@test "exec runs under the container's linux.personality" {
+	make_bundle
+	cfg_set '.linux.personality = {domain: "LINUX32"}'
+	cfg_args sleep 300
+	moat_run_detached
+	run --separate-stderr moat exec "$CID" uname -m
+	assert_success
+	assert_output i686
+}
+
+@test "exec --process with an invalid scheduler fails with one line naming the field" {
+	start_sleeper
+	SCRIPT=true
+	exec_process '{scheduler: {policy: "SCHED_OTHER", priority: 5}}'
+	run_moat exec --process "$TEST_DIR/process.json" "$CID"
+	assert_moat_error '^moat: process\.scheduler\.priority: must be 0 for SCHED_OTHER, got 5'
+}
+
+@test "exec --process with an AppArmor profile on a host without AppArmor fails naming the field" {
+	if [[ $(cat /sys/module/apparmor/parameters/enabled 2>/dev/null) == Y ]]; then
+		skip "AppArmor is enabled on this host"
+	fi
+	start_sleeper
+	SCRIPT=true
+	exec_process '{apparmorProfile: "moat-default"}'
+	run_moat exec --process "$TEST_DIR/process.json" "$CID"
+	assert_moat_error '^moat: process\.apparmorProfile: AppArmor is not enabled on this host$'
+}
