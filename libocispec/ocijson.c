@@ -332,6 +332,61 @@ void ocijson_free(const struct ocijson_type *type, void *obj)
 	free(obj);
 }
 
+/* ---- merge -------------------------------------------------------------------------- */
+
+static size_t scalar_size(enum ocijson_kind k)
+{
+	switch (k) {
+	case OCIJSON_BOOL: return sizeof(bool);
+	case OCIJSON_INT32: return sizeof(int32_t);
+	case OCIJSON_INT64: return sizeof(int64_t);
+	case OCIJSON_UINT16: return sizeof(uint16_t);
+	case OCIJSON_UINT32: return sizeof(uint32_t);
+	case OCIJSON_UINT64: return sizeof(uint64_t);
+	default: return 0;
+	}
+}
+
+static void merge_field(const struct ocijson_field *f, void *dst, void *src)
+{
+	void **d = FIELD_PTR(dst, f->offset), **s = FIELD_PTR(src, f->offset);
+	size_t n = scalar_size(f->kind);
+
+	if (n > 0) {
+		bool *present = f->present_offset == OCIJSON_NO_OFFSET
+					? NULL
+					: (bool *) FIELD_PTR(src, f->present_offset);
+
+		if (present != NULL && !*present)
+			return;
+		memcpy(d, s, n);
+		if (present != NULL)
+			*(bool *) FIELD_PTR(dst, f->present_offset) = true;
+		return;
+	}
+	if (*s == NULL || f->kind == OCIJSON_KEY)
+		return;
+	if (f->kind == OCIJSON_OBJECT && *d != NULL) {
+		ocijson_merge(f->sub, *d, *s);
+		*s = NULL;
+		return;
+	}
+	free_field(f, dst);
+	*d = *s;
+	*s = NULL;
+	if (f->len_offset != OCIJSON_NO_OFFSET)
+		memcpy(FIELD_PTR(dst, f->len_offset), FIELD_PTR(src, f->len_offset), sizeof(size_t));
+}
+
+void ocijson_merge(const struct ocijson_type *type, void *dst, void *src)
+{
+	if (src == NULL)
+		return;
+	for (size_t i = 0; i < type->n_fields; i++)
+		merge_field(&type->fields[i], dst, src);
+	ocijson_free(type, src);
+}
+
 /* ---- syntax pre-pass: depth, UTF-8, comments, trailing garbage -------------------- */
 
 struct scan {

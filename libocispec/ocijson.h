@@ -129,6 +129,10 @@ int ocijson_generate(const struct ocijson_type *type, const void *obj, bool pret
 		     char **ret_json, size_t *ret_len, char **ret_err);
 /* Deep copy through generate + parse. */
 int ocijson_clone(const struct ocijson_type *type, const void *obj, void **ret, char **ret_err);
+/* Overlays what src has onto dst and frees src: each present scalar, string, array and map
+ * of src replaces dst's; objects present in both are merged member by member (arrays are
+ * replaced whole, not merged). Used to apply a partial update such as `moat update`'s. */
+void ocijson_merge(const struct ocijson_type *type, void *dst, void *src);
 /* Frees obj and everything it owns; accepts NULL. */
 void ocijson_free(const struct ocijson_type *type, void *obj);
 

@@ -21,10 +21,14 @@ static const struct moat_command commands[] = {
 	{ "exec", "run another process in a running container", moat_cmd_exec },
 	{ "kill", "send a signal to a container's process (or all, with --all)", moat_cmd_kill },
 	{ "list", "list containers", moat_cmd_list },
+	{ "pause", "freeze every process of a container", moat_cmd_pause },
+	{ "ps", "list the processes of a container", moat_cmd_ps },
+	{ "resume", "thaw a paused container", moat_cmd_resume },
 	{ "run", "create and start a container", moat_cmd_run },
 	{ "spec", "write a hardened default config.json", moat_cmd_spec },
 	{ "start", "start the user process of a created container", moat_cmd_start },
 	{ "state", "print a container's state as JSON", moat_cmd_state },
+	{ "update", "change the resources of a running container", moat_cmd_update },
 };
 
 static void print_version(void)

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include "cgroup.h"
+#include "container-internal.h"
 #include "hooks.h"
 #include "oci-config.h"
 #include "terminal.h"
@@ -53,14 +54,7 @@ char *moat_state_json(const char *oci_version, const char *id, pid_t pid, const 
 /* How often `start` checks that the init is still alive while it waits. */
 #define MOAT_START_POLL_MS 100
 
-/* A container opened for an operation: its locked directory and state. */
-struct opened {
-	int dirfd;
-	struct moat_state *st;
-	enum moat_status status;
-};
-
-static int open_container(const char *root, const char *id, struct opened *c, moat_error *err)
+int moat_opened_open(const char *root, const char *id, struct moat_opened *c, moat_error *err)
 {
 	c->dirfd = -1;
 	c->st = NULL;
@@ -80,7 +74,7 @@ static int open_container(const char *root, const char *id, struct opened *c, mo
 
 /* Run the hooks of kind from the container's saved config; a failure is a
  * warning (poststart, poststop). */
-static void run_late_hooks(const struct opened *c, enum moat_hook_kind kind, const char *status,
+static void run_late_hooks(const struct moat_opened *c, enum moat_hook_kind kind, const char *status,
 			   moat_error *err)
 {
 	_cleanup_free_ char *json = NULL;
@@ -104,7 +98,7 @@ static void run_late_hooks(const struct opened *c, enum moat_hook_kind kind, con
 	oci_config_free(cfg);
 }
 
-static void close_container(struct opened *c)
+void moat_opened_close(struct moat_opened *c)
 {
 	if (c->dirfd >= 0)
 		close(c->dirfd);
@@ -164,7 +158,7 @@ static int read_start_byte(int fd, const struct moat_state *st, moat_error *err)
 	}
 }
 
-static int start_opened(struct opened *c, moat_error *err)
+static int start_opened(struct moat_opened *c, moat_error *err)
 {
 	_cleanup_close_ int fd = -1;
 
@@ -184,17 +178,17 @@ static int start_opened(struct opened *c, moat_error *err)
 
 int moat_container_start(const char *root, const char *id, moat_error *err)
 {
-	struct opened c;
+	struct moat_opened c;
 	int r;
 
-	if (open_container(root, id, &c, err) < 0)
+	if (moat_opened_open(root, id, &c, err) < 0)
 		return moat_error_ret(err);
 	r = start_opened(&c, err);
-	close_container(&c);
+	moat_opened_close(&c);
 	return r;
 }
 
-static int kill_opened(struct opened *c, int sig, bool all, moat_error *err)
+static int kill_opened(struct moat_opened *c, int sig, bool all, moat_error *err)
 {
 	_cleanup_close_ int pidfd = -1;
 
@@ -224,18 +218,31 @@ static int kill_opened(struct opened *c, int sig, bool all, moat_error *err)
 
 int moat_container_kill(const char *root, const char *id, int sig, bool all, moat_error *err)
 {
-	struct opened c;
+	struct moat_opened c;
 	int r;
 
-	if (open_container(root, id, &c, err) < 0)
+	if (moat_opened_open(root, id, &c, err) < 0)
 		return moat_error_ret(err);
 	r = kill_opened(&c, sig, all, err);
-	close_container(&c);
+	moat_opened_close(&c);
 	return r;
 }
 
+static int thaw(const struct moat_opened *c, moat_error *err)
+{
+	struct moat_cgroup *cg = NULL;
+	int r = moat_cgroup_open(c->st->cgroup_path, &cg, err);
+
+	if (r == 0)
+		r = moat_cgroup_freeze(cg, false, err);
+	moat_cgroup_free(cg);
+	if (r < 0)
+		return moat_error_prefix(err, "delete '%s': thaw", c->st->id);
+	return 0;
+}
+
 /* SIGKILL the init (and the cgroup), then wait until it is gone. */
-static int force_stop(struct opened *c, moat_error *err)
+static int force_stop(struct moat_opened *c, moat_error *err)
 {
 	_cleanup_close_ int pidfd = -1;
 
@@ -245,13 +252,16 @@ static int force_stop(struct opened *c, moat_error *err)
 	}
 	if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
 		return moat_error_set(err, errno, "kill container '%s'", c->st->id);
+	/* A frozen (v1) process does not die until it is thawed. */
+	if (c->status == MOAT_STATUS_PAUSED && thaw(c, err) < 0)
+		return moat_error_ret(err);
 	if (wait_pidfd(pidfd, MOAT_EXIT_WAIT_MS) < 0)
 		return moat_error_msg(err, ETIMEDOUT, "container '%s' did not exit after SIGKILL",
 				      c->st->id);
 	return 0;
 }
 
-static int delete_opened(const char *root, struct opened *c, bool force, moat_error *err)
+static int delete_opened(const char *root, struct moat_opened *c, bool force, moat_error *err)
 {
 	/* A created container never ran the user's program: delete stops it
 	 * without --force, as runc and crun do and containerd's shim expects. */
@@ -280,10 +290,10 @@ static int delete_opened(const char *root, struct opened *c, bool force, moat_er
 
 int moat_container_delete(const char *root, const char *id, bool force, moat_error *err)
 {
-	struct opened c;
+	struct moat_opened c;
 	int r;
 
-	r = open_container(root, id, &c, err);
+	r = moat_opened_open(root, id, &c, err);
 	if (r == -EBUSY && force) {
 		/* A create that died half-way left a directory without state. */
 		moat_error_clear(err);
@@ -292,7 +302,7 @@ int moat_container_delete(const char *root, const char *id, bool force, moat_err
 	if (r < 0)
 		return r;
 	r = delete_opened(root, &c, force, err);
-	close_container(&c);
+	moat_opened_close(&c);
 	return r;
 }
 
@@ -373,7 +383,7 @@ int moat_container_run(const struct moat_create_opts *o, bool detach, int *ret_s
 	return r;
 }
 
-static struct moat_report *make_report(const struct opened *c)
+static struct moat_report *make_report(const struct moat_opened *c)
 {
 	struct moat_report *r = xcalloc(1, sizeof(*r));
 	const struct moat_state *st = c->st;
@@ -397,12 +407,12 @@ static struct moat_report *make_report(const struct opened *c)
 int moat_container_report(const char *root, const char *id, struct moat_report **ret,
 			  moat_error *err)
 {
-	struct opened c;
+	struct moat_opened c;
 
-	if (open_container(root, id, &c, err) < 0)
+	if (moat_opened_open(root, id, &c, err) < 0)
 		return moat_error_ret(err);
 	*ret = make_report(&c);
-	close_container(&c);
+	moat_opened_close(&c);
 	return 0;
 }
 
@@ -435,18 +445,18 @@ int moat_container_list(const char *root, struct moat_report ***ret, size_t *ret
 	}
 	while ((de = readdir(d)) != NULL) {
 		moat_error skip = MOAT_ERROR_INIT;
-		struct opened c;
+		struct moat_opened c;
 
 		if (de->d_name[0] == '.' || de->d_type != DT_DIR)
 			continue;
 		/* A container being created or deleted meanwhile is not listed. */
-		if (open_container(root, de->d_name, &c, &skip) < 0) {
+		if (moat_opened_open(root, de->d_name, &c, &skip) < 0) {
 			moat_error_clear(&skip);
 			continue;
 		}
 		list = xrealloc(list, (n + 1) * sizeof(*list));
 		list[n++] = make_report(&c);
-		close_container(&c);
+		moat_opened_close(&c);
 	}
 	closedir(d);
 	if (n > 1)

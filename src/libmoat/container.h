@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "oci-config.h"
 #include "state.h"
 
 struct moat_create_opts {
@@ -40,6 +41,18 @@ int moat_container_run(const struct moat_create_opts *o, bool detach, int *ret_s
 		       moat_error *err);
 int moat_container_kill(const char *root, const char *id, int sig, bool all, moat_error *err);
 int moat_container_delete(const char *root, const char *id, bool force, moat_error *err);
+
+/* Freeze and thaw the container's cgroup (v1 freezer or v2 cgroup.freeze); state then says
+ * "paused". Pausing needs a running or created container, resuming a paused one. */
+int moat_container_pause(const char *root, const char *id, moat_error *err);
+int moat_container_resume(const char *root, const char *id, moat_error *err);
+/* Every process of the container (host pids, sorted); none when it is stopped. */
+int moat_container_pids(const char *root, const char *id, pid_t **ret_pids, size_t *ret_n,
+			moat_error *err);
+/* Apply the fields res sets to the running container's cgroup and record them in its saved
+ * config. Takes res over (it is freed). */
+int moat_container_update(const char *root, const char *id, struct oci_resources *res,
+			  moat_error *err);
 
 /* Foreground helpers shared by run and exec: the signals passed on to the
  * container (block them before forking), waiting for pid while forwarding

@@ -8,6 +8,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include "cgroup.h"
 #include "oci-config.h"
 #include "utils.h"
 
@@ -196,12 +197,31 @@ bool moat_state_pid_alive(const struct moat_state *st)
 	return moat_pid_start_time((pid_t)st->pid) == st->pid_start;
 }
 
+/* The container's cgroup is frozen (by `moat pause`). */
+static bool frozen(const struct moat_state *st)
+{
+	moat_error ignored = MOAT_ERROR_INIT;
+	struct moat_cgroup *cg = NULL;
+	bool r = false;
+
+	if (st->cgroup_path == NULL)
+		return false;
+	if (moat_cgroup_open(st->cgroup_path, &cg, &ignored) < 0 ||
+	    moat_cgroup_is_frozen(cg, &r, &ignored) < 0)
+		r = false;
+	moat_cgroup_free(cg);
+	moat_error_clear(&ignored);
+	return r;
+}
+
 enum moat_status moat_state_status(int dirfd, const struct moat_state *st)
 {
 	struct stat sb;
 
 	if (!moat_state_pid_alive(st))
 		return MOAT_STATUS_STOPPED;
+	if (frozen(st))
+		return MOAT_STATUS_PAUSED;
 	if (fstatat(dirfd, MOAT_EXEC_FIFO, &sb, AT_SYMLINK_NOFOLLOW) == 0)
 		return MOAT_STATUS_CREATED;
 	return MOAT_STATUS_RUNNING;

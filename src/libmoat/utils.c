@@ -95,23 +95,19 @@ ssize_t read_all(int fd, void *buf, size_t len)
 	return (ssize_t)done;
 }
 
-int read_file_at(int dirfd, const char *path, size_t max_size, char **ret, size_t *ret_len,
-		 moat_error *err)
+int read_fd_all(int fd, const char *name, size_t max_size, char **ret, size_t *ret_len,
+		moat_error *err)
 {
-	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0, cap = 4096;
 
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return moat_error_set(err, errno, "open '%s'", path);
 	buf = xmalloc(cap + 1);
 	for (;;) {
 		ssize_t n;
 
 		if (len == cap) {
 			if (cap > max_size)
-				return moat_error_msg(err, EFBIG, "read '%s': larger than %zu bytes", path,
+				return moat_error_msg(err, EFBIG, "read '%s': larger than %zu bytes", name,
 						      max_size);
 			cap *= 2;
 			buf = xrealloc(buf, cap + 1);
@@ -120,19 +116,29 @@ int read_file_at(int dirfd, const char *path, size_t max_size, char **ret, size_
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return moat_error_set(err, errno, "read '%s'", path);
+			return moat_error_set(err, errno, "read '%s'", name);
 		}
 		if (n == 0)
 			break;
 		len += (size_t)n;
 	}
 	if (len > max_size)
-		return moat_error_msg(err, EFBIG, "read '%s': larger than %zu bytes", path, max_size);
+		return moat_error_msg(err, EFBIG, "read '%s': larger than %zu bytes", name, max_size);
 	buf[len] = '\0';
 	*ret = TAKE_PTR(buf);
 	if (ret_len)
 		*ret_len = len;
 	return 0;
+}
+
+int read_file_at(int dirfd, const char *path, size_t max_size, char **ret, size_t *ret_len,
+		 moat_error *err)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return moat_error_set(err, errno, "open '%s'", path);
+	return read_fd_all(fd, path, max_size, ret, ret_len, err);
 }
 
 int write_file_atomic_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode,

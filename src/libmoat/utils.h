@@ -66,6 +66,9 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Read fd to its end (at most max_size bytes, NUL-terminated); name is for errors. */
+int read_fd_all(int fd, const char *name, size_t max_size, char **ret, size_t *ret_len,
+		moat_error *err);
 /* Read a whole file (at most max_size bytes, NUL-terminated). */
 int read_file_at(int dirfd, const char *path, size_t max_size, char **ret, size_t *ret_len,
 		 moat_error *err);

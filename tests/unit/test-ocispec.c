@@ -384,6 +384,30 @@ static void test_process_and_resources_api(void **state)
 	free(err);
 }
 
+/* ocijson_merge: what the update sets replaces, what it leaves out stays. */
+static void test_merge_resources(void **state)
+{
+	const char *old = "{\"memory\": {\"limit\": 100, \"swap\": 200}, \"pids\": {\"limit\": 5},"
+			  " \"cpu\": {\"cpus\": \"0-1\"}, \"unified\": {\"a\": \"1\"}}";
+	const char *upd = "{\"memory\": {\"limit\": 300}, \"cpu\": {\"cpus\": \"1\","
+			  " \"quota\": 5000}, \"unified\": {\"b\": \"2\"},"
+			  " \"blockIO\": {\"weight\": 500}}";
+	struct oci_resources *a = NULL, *b = NULL;
+	char *json = NULL, *err = NULL;
+
+	(void)state;
+	assert_int_equal(oci_resources_parse_data(old, strlen(old), "old", &a, &err), 0);
+	assert_int_equal(oci_resources_parse_data(upd, strlen(upd), "update", &b, &err), 0);
+	ocijson_merge(&oci_resources_type, a, b);
+	assert_int_equal(oci_resources_generate(a, false, &json, NULL, &err), 0);
+	assert_string_equal(json, "{\"memory\":{\"limit\":300,\"swap\":200},"
+				  "\"cpu\":{\"quota\":5000,\"cpus\":\"1\"},\"pids\":{\"limit\":5},"
+				  "\"blockIO\":{\"weight\":500},\"unified\":{\"b\":\"2\"}}");
+	free(json);
+	oci_resources_free(a);
+	ocijson_merge(&oci_resources_type, NULL, NULL);
+}
+
 static void test_clone_and_string_map(void **state)
 {
 	struct oci_config *cfg = parse_ok("{'ociVersion': '1', 'annotations': {'a': '1'}}");
@@ -996,6 +1020,7 @@ static const struct CMUnitTest fixed_tests[] = {
 	cmocka_unit_test(test_large_config),
 	cmocka_unit_test(test_process_and_resources_api),
 	cmocka_unit_test(test_clone_and_string_map),
+	cmocka_unit_test(test_merge_resources),
 	cmocka_unit_test(test_free_null),
 	cmocka_unit_test(test_state),
 	cmocka_unit_test(test_features),

@@ -1,0 +1,135 @@
+/* moat: what is done to a container through its cgroup: pause, resume, its processes, and
+ * changing its resources while it runs. */
+#include "container.h"
+
+#include <string.h>
+
+#include "cgroup.h"
+#include "container-internal.h"
+#include "utils.h"
+
+/* The opened container's cgroup; a container without one (rootless, no resources) cannot be
+ * reached this way, and what asked is named. */
+static int open_cgroup(const struct moat_opened *c, const char *what, struct moat_cgroup **ret,
+		       moat_error *err)
+{
+	if (c->st->cgroup_path == NULL)
+		return moat_error_msg(err, ENOTSUP,
+				      "%s: container '%s' has no cgroup (a rootless container gets "
+				      "one only when its config sets linux.resources)",
+				      what, c->st->id);
+	if (moat_cgroup_open(c->st->cgroup_path, ret, err) < 0)
+		return moat_error_prefix(err, "%s: container '%s'", what, c->st->id);
+	return 0;
+}
+
+static int set_frozen(const char *root, const char *id, bool frozen, moat_error *err)
+{
+	const char *what = frozen ? "pause" : "resume";
+	struct moat_cgroup *cg = NULL;
+	struct moat_opened c;
+	int r;
+
+	if (moat_opened_open(root, id, &c, err) < 0)
+		return moat_error_ret(err);
+	if (frozen && c.status != MOAT_STATUS_RUNNING && c.status != MOAT_STATUS_CREATED)
+		r = moat_error_msg(err, EINVAL, "pause: container '%s' is %s: only a running or "
+						"created container can be paused",
+				   id, moat_status_name(c.status));
+	else if (!frozen && c.status != MOAT_STATUS_PAUSED)
+		r = moat_error_msg(err, EINVAL, "resume: container '%s' is %s, not paused", id,
+				   moat_status_name(c.status));
+	else
+		r = open_cgroup(&c, what, &cg, err);
+	if (r == 0 && moat_cgroup_freeze(cg, frozen, err) < 0)
+		r = moat_error_prefix(err, "%s: container '%s'", what, id);
+	moat_cgroup_free(cg);
+	moat_opened_close(&c);
+	return r;
+}
+
+int moat_container_pause(const char *root, const char *id, moat_error *err)
+{
+	return set_frozen(root, id, true, err);
+}
+
+int moat_container_resume(const char *root, const char *id, moat_error *err)
+{
+	return set_frozen(root, id, false, err);
+}
+
+int moat_container_pids(const char *root, const char *id, pid_t **ret_pids, size_t *ret_n,
+			moat_error *err)
+{
+	struct moat_cgroup *cg = NULL;
+	struct moat_opened c;
+	int r;
+
+	if (moat_opened_open(root, id, &c, err) < 0)
+		return moat_error_ret(err);
+	if (c.status == MOAT_STATUS_STOPPED) {
+		*ret_pids = NULL;
+		*ret_n = 0;
+		moat_opened_close(&c);
+		return 0;
+	}
+	r = open_cgroup(&c, "ps", &cg, err);
+	if (r == 0 && moat_cgroup_pids(cg, ret_pids, ret_n, err) < 0)
+		r = moat_error_prefix(err, "ps: container '%s'", id);
+	moat_cgroup_free(cg);
+	moat_opened_close(&c);
+	return r;
+}
+
+/* Record the new values in the saved config, so that later readers (exec, events, a second
+ * update) see the resources in force. */
+static int save_resources(const struct moat_opened *c, struct oci_resources *res,
+			  moat_error *err)
+{
+	_cleanup_free_ char *json = NULL, *msg = NULL;
+	struct oci_config *cfg = NULL;
+	size_t len;
+	int r;
+
+	if (moat_state_read_config(c->dirfd, &cfg, err) < 0)
+		return moat_error_ret(err);
+	if (cfg->linux == NULL)
+		cfg->linux = xcalloc(1, sizeof(*cfg->linux));
+	if (cfg->linux->resources == NULL)
+		cfg->linux->resources = xcalloc(1, sizeof(*cfg->linux->resources));
+	ocijson_merge(&oci_resources_type, cfg->linux->resources, res);
+	r = oci_config_generate(cfg, true, &json, &len, &msg);
+	if (r < 0)
+		r = moat_error_msg(err, -r, "saved config: %s", msg ? msg : "generate");
+	else
+		r = write_file_atomic_at(c->dirfd, MOAT_CONFIG_FILE, json, len, 0600, err);
+	oci_config_free(cfg);
+	return r;
+}
+
+int moat_container_update(const char *root, const char *id, struct oci_resources *res,
+			  moat_error *err)
+{
+	struct moat_cgroup *cg = NULL;
+	struct moat_opened c;
+	int r;
+
+	if (moat_opened_open(root, id, &c, err) < 0) {
+		oci_resources_free(res);
+		return moat_error_ret(err);
+	}
+	if (c.status == MOAT_STATUS_STOPPED)
+		r = moat_error_msg(err, EINVAL, "update: container '%s' is stopped", id);
+	else
+		r = open_cgroup(&c, "update", &cg, err);
+	if (r == 0 && moat_cgroup_update(cg, res, err) < 0)
+		r = moat_error_ret(err);
+	if (r == 0) {
+		r = save_resources(&c, res, err);
+		res = NULL; /* merged into the saved config */
+	}
+	oci_resources_free(res);
+	moat_cgroup_free(cg);
+	moat_opened_close(&c);
+	return r;
+}

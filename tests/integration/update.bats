@@ -1,0 +1,111 @@
+#!/usr/bin/env bats
+# moat update: a running container's limits change, from flags or from OCI
+# LinuxResources JSON (a file or stdin, as containerd sends it), and the new
+# values are what the saved config and a second update build on.
+
+load helpers
+
+CG=/sys/fs/cgroup
+
+start_limited() {
+	make_bundle
+	cfg_set '.linux.resources = {memory: {limit: 67108864}, pids: {limit: 50}}'
+	cfg_args sleep 300
+	moat_run_detached
+}
+
+@test "update --memory and --pids-limit change the live limits" {
+	start_limited
+	run_moat update --memory 128m --pids-limit 99 "$CID"
+	assert_success
+	[[ $(cat "$CG/memory/moat/$CID/memory.limit_in_bytes") == 134217728 ]]
+	[[ $(cat "$CG/pids/moat/$CID/pids.max") == 99 ]]
+}
+
+@test "update --cpu-quota, --cpu-period, --cpu-shares and --cpuset-cpus" {
+	start_limited
+	run_moat update --cpu-period 50000 --cpu-quota 25000 --cpu-shares 512 --cpuset-cpus 0 "$CID"
+	assert_success
+	[[ $(cat "$CG/cpu/moat/$CID/cpu.cfs_period_us") == 50000 ]]
+	[[ $(cat "$CG/cpu/moat/$CID/cpu.cfs_quota_us") == 25000 ]]
+	[[ $(cat "$CG/cpu/moat/$CID/cpu.shares") == 512 ]]
+	[[ $(cat "$CG/cpuset/moat/$CID/cpuset.cpus") == 0 ]]
+}
+
+@test "update --memory-swap and -1 for unlimited" {
+	start_limited
+	run_moat update --memory 64m --memory-swap 96m "$CID"
+	assert_success
+	[[ $(cat "$CG/memory/moat/$CID/memory.memsw.limit_in_bytes") == $((96 << 20)) ]]
+	run_moat update --pids-limit -1 "$CID"
+	assert_success
+	[[ $(cat "$CG/pids/moat/$CID/pids.max") == max ]]
+}
+
+@test "update --resources - reads LinuxResources JSON from stdin" {
+	start_limited
+	run_moat update --resources - "$CID" <<<'{"memory": {"limit": 100663296}, "pids": {"limit": 77}}'
+	assert_success
+	[[ $(cat "$CG/memory/moat/$CID/memory.limit_in_bytes") == 100663296 ]]
+	[[ $(cat "$CG/pids/moat/$CID/pids.max") == 77 ]]
+}
+
+@test "update --resources FILE" {
+	start_limited
+	echo '{"cpu": {"quota": 20000, "period": 100000}}' >"$TEST_DIR/res.json"
+	run_moat update -r "$TEST_DIR/res.json" "$CID"
+	assert_success
+	[[ $(cat "$CG/cpu/moat/$CID/cpu.cfs_quota_us") == 20000 ]]
+}
+
+@test "update records the new values in the saved config, keeping the others" {
+	start_limited
+	moat update --pids-limit 33 "$CID"
+	run jq -c .linux.resources "$MOAT_ROOT/$CID/config.json"
+	assert_output '{"memory":{"limit":67108864},"pids":{"limit":33}}'
+	moat update --memory 80m "$CID"
+	run jq -c .linux.resources "$MOAT_ROOT/$CID/config.json"
+	assert_output '{"memory":{"limit":83886080},"pids":{"limit":33}}'
+}
+
+@test "a raised memory limit lets a process that was killed at the old one live" {
+	make_bundle
+	cfg_set '.linux.resources = {memory: {limit: 33554432, swap: 33554432}}'
+	cfg_args sleep 300
+	moat_run_detached
+	# shellcheck disable=SC2016 # expanded by the container's shell
+	# a shell holding 48 MiB: killed by the OOM killer under 32 MiB
+	run moat exec "$CID" sh -c 'x=$(head -c 50331648 /dev/zero | tr "\0" a); echo ${#x}'
+	assert_equal "$status" 137
+	moat update --memory 256m --memory-swap 256m "$CID"
+	run moat exec "$CID" sh -c 'x=$(head -c 50331648 /dev/zero | tr "\0" a); echo ${#x}'
+	assert_success
+	assert_output 50331648
+}
+
+@test "update errors are one line and name the flag or field" {
+	start_limited
+	run_moat update --memory 12x "$CID"
+	assert_moat_error "--memory: '12x' is not a size"
+	run_moat update --blkio-weight 5 "$CID"
+	assert_moat_error '--blkio-weight'
+	run_moat update -r - --memory 1m "$CID" <<<'{}'
+	assert_moat_error '--resources cannot be combined with resource flags'
+	run_moat update "$CID"
+	assert_moat_error 'nothing to change'
+	run_moat update -r - "$CID" <<<'{"memory": {"limit": "big"}}'
+	assert_moat_error '--resources: --resources: memory.limit: expected integer, got string'
+	run_moat update --cpuset-cpus 99 "$CID"
+	assert_moat_error 'linux.resources.cpu.cpus'
+	run_moat update --memory 1m no-such-container
+	assert_moat_error 'no-such-container'
+}
+
+@test "update of a stopped container fails with one line" {
+	make_bundle
+	cfg_args true
+	moat_run_detached
+	retry status_is "$CID" stopped
+	run_moat update --pids-limit 10 "$CID"
+	assert_moat_error "update: container '$CID' is stopped"
+}
