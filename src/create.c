@@ -112,5 +112,6 @@ int moat_cmd_create(struct moat_globals *g, int argc, char **argv)
 		return EXIT_FAILURE;
 	if (moat_container_create(&o, NULL, NULL, &err) < 0)
 		return moat_fail(&err);
+	moat_log_warnings(&err);
 	return EXIT_SUCCESS;
 }

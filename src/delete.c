@@ -24,8 +24,10 @@ int moat_cmd_delete(struct moat_globals *g, int argc, char **argv)
 		case 'f': force = true; break;
 		case 'h':
 			printf("Usage: moat delete [--force] ID\n\n"
-			       "Delete a stopped container: its cgroup and state. With -f/--force, kill\n"
-			       "a created or running container first.\n");
+			       "Delete a stopped or created container (a created one is stopped first):\n"
+			       "its processes, cgroup and state. With -f/--force, a running or paused\n"
+			       "container is killed first, and a container that does not exist is not\n"
+			       "an error.\n");
 			return EXIT_SUCCESS;
 		default: return moat_bad_option("delete", argv);
 		}

@@ -9,6 +9,7 @@
 #include "exec.h"
 #include "log.h"
 #include "moat.h"
+#include "process.h"
 #include "utils.h"
 
 static void usage(void)
@@ -238,6 +239,9 @@ int moat_cmd_exec(struct moat_globals *g, int argc, char **argv)
 	flags_free(&f);
 	if (r != 0)
 		return EXIT_FAILURE;
+	moat_process_drop_unraisable_ambient(p, &err);
+	moat_log_warnings(&err);
+	moat_error_clear(&err);
 	o.process = p;
 	r = moat_container_exec(&o, &status, &err);
 	oci_process_free(p);

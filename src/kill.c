@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "container.h"
 #include "log.h"
@@ -25,7 +26,8 @@ int moat_cmd_kill(struct moat_globals *g, int argc, char **argv)
 		case 'a': all = true; break;
 		case 'h':
 			printf("Usage: moat kill [--all] ID [SIGNAL]\n\n"
-			       "Send SIGNAL (default SIGTERM; a name with or without SIG, or a number)\n"
+			       "Send SIGNAL (default SIGTERM; a name with or without SIG, or a number;\n"
+			       "0 only checks that the process exists)\n"
 			       "to the container's init, or with -a/--all to every process in its cgroup.\n");
 			return EXIT_SUCCESS;
 		default: return moat_bad_option("kill", argv);
@@ -35,7 +37,10 @@ int moat_cmd_kill(struct moat_globals *g, int argc, char **argv)
 		return moat_usage_error("kill", "missing container ID");
 	if (argc - optind > 2)
 		return moat_usage_error("kill", "unexpected argument '%s'", argv[optind + 2]);
-	if (argc - optind == 2 && moat_signal_parse(argv[optind + 1], &sig) < 0)
+	/* Signal 0 only checks that the container's process is there, as kill(1) does. */
+	if (argc - optind == 2 && strcmp(argv[optind + 1], "0") == 0)
+		sig = 0;
+	else if (argc - optind == 2 && moat_signal_parse(argv[optind + 1], &sig) < 0)
 		return moat_usage_error("kill", "unknown signal '%s'", argv[optind + 1]);
 	if (moat_container_kill(g->root, argv[optind], sig, all, &err) < 0)
 		return moat_fail(&err);

@@ -18,7 +18,9 @@
 static const struct moat_command commands[] = {
 	{ "create", "create a container and stop it before the user process", moat_cmd_create },
 	{ "delete", "delete a container and everything it owns", moat_cmd_delete },
+	{ "events", "print a container's resource statistics and OOM kills as JSON", moat_cmd_events },
 	{ "exec", "run another process in a running container", moat_cmd_exec },
+	{ "features", "print what this moat supports, as OCI features JSON", moat_cmd_features },
 	{ "kill", "send a signal to a container's process (or all, with --all)", moat_cmd_kill },
 	{ "list", "list containers", moat_cmd_list },
 	{ "pause", "freeze every process of a container", moat_cmd_pause },
@@ -65,6 +67,8 @@ static void print_help(FILE *out)
 		"  --cgroup-manager M      cgroupfs, systemd or disabled\n"
 		"  --rootless true|false|auto  rootless mode (auto: when not run as root):\n"
 		"                          no cgroup unless linux.resources asks for one\n"
+		"  --criu PATH             accepted and ignored, as containerd's go-runc may\n"
+		"                          pass it; moat has no checkpoint/restore\n"
 		"  -v, --version           print the version and feature tags\n"
 		"  -h, --help              print this help; `moat COMMAND --help` for a command\n");
 }
@@ -122,7 +126,7 @@ bool moat_is_rootless(const struct moat_globals *g)
 }
 
 enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD_CGROUP, OPT_CGROUP_MANAGER,
-       OPT_ROOTLESS };
+       OPT_ROOTLESS, OPT_CRIU };
 
 static int parse_globals(int argc, char **argv, struct moat_globals *g)
 {
@@ -134,6 +138,7 @@ static int parse_globals(int argc, char **argv, struct moat_globals *g)
 		{ "systemd-cgroup", no_argument, NULL, OPT_SYSTEMD_CGROUP },
 		{ "cgroup-manager", required_argument, NULL, OPT_CGROUP_MANAGER },
 		{ "rootless", required_argument, NULL, OPT_ROOTLESS },
+		{ "criu", required_argument, NULL, OPT_CRIU },
 		{ "version", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -169,6 +174,7 @@ static int parse_globals(int argc, char **argv, struct moat_globals *g)
 			}
 			g->rootless = optarg;
 			break;
+		case OPT_CRIU: break; /* go-runc passes it; moat has no checkpoint/restore */
 		case 'v': print_version(); exit(EXIT_SUCCESS);
 		case 'h': print_help(stdout); exit(EXIT_SUCCESS);
 		default:

@@ -32,6 +32,8 @@ int moat_cmd_list(struct moat_globals *g, int argc, char **argv);
 int moat_cmd_kill(struct moat_globals *g, int argc, char **argv);
 int moat_cmd_delete(struct moat_globals *g, int argc, char **argv);
 int moat_cmd_exec(struct moat_globals *g, int argc, char **argv);
+int moat_cmd_events(struct moat_globals *g, int argc, char **argv);
+int moat_cmd_features(struct moat_globals *g, int argc, char **argv);
 int moat_cmd_pause(struct moat_globals *g, int argc, char **argv);
 int moat_cmd_resume(struct moat_globals *g, int argc, char **argv);
 int moat_cmd_ps(struct moat_globals *g, int argc, char **argv);

@@ -1,5 +1,5 @@
-/* moat: what cgroup.c, cgroup-resources.c, cgroup-v1.c and cgroup-v2.c share, and the seams the
- * unit tests use. Not part of libmoat's interface. */
+/* moat: what cgroup.c, cgroup-resources.c, cgroup-v1.c, cgroup-v2.c and cgroup-v2-devices.c
+ * share, and the seams the unit tests use. Not part of libmoat's interface. */
 #ifndef MOAT_CGROUP_INTERNAL_H
 #define MOAT_CGROUP_INTERNAL_H
 
@@ -71,10 +71,30 @@ struct cg_write {
 #define CG_W_CHECK_EFFECT (1u << 0) /* read back: a kernel that ignores the write is an error */
 #define CG_W_KEEP_QUOTA (1u << 1)   /* cpu.max: the current quota goes before the value */
 
+struct cg_dev_prog; /* cgroup-v2-devices.h */
+struct bpf_insn;    /* <linux/bpf.h> */
+
 struct cg_plan {
 	struct cg_write *w;
 	size_t n;
+	struct cg_dev_prog *devices; /* the v2 device filter to install first; NULL: none */
 };
+
+/* A device every container may use (runtime spec, config-linux.md "Default Devices"), allowed
+ * after the config's own rules so that its usual leading deny-all does not take it away. The
+ * v1 side writes each as a devices.allow line, the v2 side compiles it into its filter. */
+struct cg_default_device {
+	char type;          /* 'b' or 'c' */
+	int64_t major;
+	int64_t minor;      /* CG_DEV_ANY: every minor */
+	const char *access; /* "rwm" */
+	const char *what;   /* the path in the container, for messages */
+};
+
+#define CG_DEV_ANY (-1)
+
+extern const struct cg_default_device cg_default_devices[];
+extern const size_t cg_default_devices_n;
 
 /* cgroup.c */
 const char *cg_ctrl_name(enum cg_ctrl c, bool v2);
@@ -101,7 +121,8 @@ void cg_plan_clear(struct cg_plan *p);
 int cg_plan_side(struct moat_cgroup *cg, enum cg_ctrl c, const char *field, bool *ret_v2,
 		 moat_error *err);
 /* Plan res (may be NULL) for this host, enable the v2 controllers it needs, and write it.
- * creating: a new cgroup, whose v1 device rules are programmed even without res->devices. */
+ * creating: a new cgroup, whose device rules (v1, or the v2 filter on a pure v2 host) are
+ * programmed even without res->devices. */
 int cg_resources_apply(struct moat_cgroup *cg, const struct oci_resources *res, bool creating,
 		       moat_error *err);
 
@@ -128,11 +149,13 @@ int cg_v2_kill(struct cg_hier *h, bool *ret_done, moat_error *err);
 
 /* Test seams: a fake cgroupfs has no kernel behind it, so a test fills each new directory with
  * the files the kernel would make, empties one before it is removed, and watches each write.
- * NULL clears them. */
+ * devices_prog, when set, receives the compiled v2 device filter for the cgroup directory dir
+ * instead of the kernel (0, or a negative errno to fail as an attach would). NULL clears them. */
 struct moat_cgroup_test_hooks {
 	void (*made_dir)(const char *mnt, bool v2, int dirfd, void *data);
 	void (*removing_dir)(int dirfd, void *data);
 	void (*wrote)(const char *path, const char *value, void *data);
+	int (*devices_prog)(const char *dir, const struct bpf_insn *insns, size_t n, void *data);
 	void *data;
 };
 void moat_cgroup_set_test_hooks(const struct moat_cgroup_test_hooks *hooks);

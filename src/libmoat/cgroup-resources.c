@@ -1,9 +1,11 @@
 /* moat: linux.resources onto the container's cgroup. Answers "which writes does this
  * linux.resources make on this host, and are they all possible here?": the table of OCI fields
  * and their v1 and v2 files, the value conversions, the per-device lists (blockIO, hugepages,
- * network priorities, rdma, device rules), the "not supported on this host" checks, and
- * running the resulting plan. Finding and walking the hierarchies is cgroup.c's; what differs
- * between v1 and v2 lives in cgroup-v1.c and cgroup-v2.c. */
+ * network priorities, rdma, device rules and the spec's default devices), the "not supported
+ * on this host" checks, and running the resulting plan. Device rules go to the v1 devices
+ * controller or, where there is none, into the eBPF filter that cgroup-v2-devices.c compiles
+ * and installs on the unified hierarchy. Finding and walking the hierarchies is cgroup.c's;
+ * what differs between v1 and v2 lives in cgroup-v1.c and cgroup-v2.c. */
 #include "cgroup-internal.h"
 
 #include <inttypes.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cgroup-v2-devices.h"
 #include "utils.h"
 
 /* ---- the resource table ------------------------------------------------------------------- */
@@ -262,6 +265,8 @@ void cg_plan_clear(struct cg_plan *p)
 	free(p->w);
 	p->w = NULL;
 	p->n = 0;
+	cg_dev_prog_free(p->devices);
+	p->devices = NULL;
 }
 
 /* Which side takes the controller: the v1 hierarchy holding it, else the unified one. */
@@ -335,6 +340,15 @@ static int check_dev(const char *field, int64_t major, int64_t minor, moat_error
 	return 0;
 }
 
+/* The runtime-spec's range for block IO weights, whatever the kernel would take (BFQ takes
+ * 1..1000 on v1, so the file alone would let 5 through). */
+static int check_weight(const char *field, unsigned w, moat_error *err)
+{
+	if (w < 10 || w > 1000)
+		return cg_fail(err, EINVAL, "%s: %u is outside 10..1000", field, w);
+	return 0;
+}
+
 static int plan_weight_device(struct moat_cgroup *cg, const struct oci_weight_device *d,
 			      size_t i, struct cg_plan *p, moat_error *err)
 {
@@ -344,7 +358,9 @@ static int plan_weight_device(struct moat_cgroup *cg, const struct oci_weight_de
 	bool v2;
 
 	if (check_dev(field, d->major, d->minor, err) < 0 ||
-	    cg_plan_side(cg, CG_BLKIO, field, &v2, err) < 0)
+	    cg_plan_side(cg, CG_BLKIO, field, &v2, err) < 0 ||
+	    (d->weight_present && check_weight(wfield, d->weight, err) < 0) ||
+	    (d->leaf_weight_present && check_weight(lfield, d->leaf_weight, err) < 0))
 		return moat_error_ret(err);
 	if (d->weight_present && !v2) {
 		cg_plan_add(p, wfield, CG_BLKIO, false, xstrdup("blkio.weight_device"),
@@ -352,8 +368,6 @@ static int plan_weight_device(struct moat_cgroup *cg, const struct oci_weight_de
 		p->w[p->n - 1].file[1] = xstrdup("blkio.bfq.weight_device");
 		p->w[p->n - 1].value[1] = xstrdup(p->w[p->n - 1].value[0]);
 	} else if (d->weight_present) {
-		if (d->weight < 10 || d->weight > 1000)
-			return cg_fail(err, EINVAL, "%s: %u is outside 10..1000", wfield, d->weight);
 		cg_plan_add(p, wfield, CG_BLKIO, true, xstrdup("io.bfq.weight"),
 			    xasprintf("%" PRId64 ":%" PRId64 " %u", d->major, d->minor, d->weight));
 		p->w[p->n - 1].file[1] = xstrdup("io.weight");
@@ -405,6 +419,12 @@ static int plan_block_io(struct moat_cgroup *cg, const struct oci_block_io *bio,
 
 	if (bio == NULL)
 		return 0;
+	/* 0 reads as "not set", as engines send it */
+	if ((bio->weight_present && bio->weight != 0 &&
+	     check_weight("linux.resources.blockIO.weight", bio->weight, err) < 0) ||
+	    (bio->leaf_weight_present && bio->leaf_weight != 0 &&
+	     check_weight("linux.resources.blockIO.leafWeight", bio->leaf_weight, err) < 0))
+		return moat_error_ret(err);
 	for (i = 0; i < bio->weight_device_len; i++)
 		if (plan_weight_device(cg, bio->weight_device[i], i, p, err) < 0)
 			return moat_error_ret(err);
@@ -499,6 +519,26 @@ static int plan_rdma(struct moat_cgroup *cg, const struct oci_resources *res, st
 	return 0;
 }
 
+/* ---- device rules ------------------------------------------------------------------------ */
+
+/* The runtime spec's default devices (config-linux.md, "Default Devices"). */
+const struct cg_default_device cg_default_devices[] = {
+	{ 'c', 1, 3, "rwm", "/dev/null" },
+	{ 'c', 1, 5, "rwm", "/dev/zero" },
+	{ 'c', 1, 7, "rwm", "/dev/full" },
+	{ 'c', 1, 8, "rwm", "/dev/random" },
+	{ 'c', 1, 9, "rwm", "/dev/urandom" },
+	{ 'c', 5, 0, "rwm", "/dev/tty" },
+	{ 'c', 5, 1, "rwm", "/dev/console" },
+	{ 'c', 5, 2, "rwm", "/dev/ptmx" },
+	{ 'c', 136, CG_DEV_ANY, "rwm", "/dev/pts/*" },
+};
+const size_t cg_default_devices_n = MOAT_ARRAY_SIZE(cg_default_devices);
+
+/* The v1 devices controller where there is one. Otherwise the unified hierarchy's eBPF filter
+ * (cgroup-v2-devices.c): on a pure v2 host every new cgroup gets one, as every v1 cgroup gets
+ * its rules; on a hybrid host without the v1 controller only a config that lists device rules
+ * does (one that lists none stays unconfined there, as it was before the filter existed). */
 static int plan_devices(struct moat_cgroup *cg, const struct oci_resources *res, bool creating,
 			struct cg_plan *p, moat_error *err)
 {
@@ -506,14 +546,13 @@ static int plan_devices(struct moat_cgroup *cg, const struct oci_resources *res,
 
 	if (cg->layout != MOAT_CGROUP_V2 && cg_hier_for(cg, CG_DEVICES, false) != NULL)
 		return cg_v1_plan_devices(res, creating, p, err);
+	if (cg_unified(cg) != NULL && (listed || (creating && cg->layout == MOAT_CGROUP_V2)))
+		return cg_v2_devices_compile(listed ? res->devices : NULL,
+					     listed ? res->devices_len : 0, &p->devices, err);
 	if (!listed)
 		return 0;
-	if (cg->layout == MOAT_CGROUP_V1)
-		return cg_fail(err, EOPNOTSUPP, "linux.resources.devices: not supported on this "
-						"host (no devices controller)");
-	return cg_fail(err, EOPNOTSUPP,
-		       "linux.resources.devices: device rules on cgroup v2 need an eBPF program, "
-		       "which moat does not load yet");
+	return cg_fail(err, EOPNOTSUPP, "linux.resources.devices: not supported on this host "
+					"(no devices controller)");
 }
 
 static int plan_build(struct moat_cgroup *cg, const struct oci_resources *res, bool creating,
@@ -633,6 +672,29 @@ static int write_keep_quota(struct cg_hier *h, const struct cg_write *w, moat_er
 	return cg_write_at(h->fd, h->dir, w->file[0], value, err);
 }
 
+/* The v2 device filter goes in before any file is written, as the v1 rules come first. */
+static int run_devices(struct moat_cgroup *cg, const struct cg_plan *p, moat_error *err)
+{
+	struct cg_hier *u = cg_unified(cg);
+	int r;
+
+	if (p->devices == NULL)
+		return 0;
+	if (u == NULL || u->fd < 0)
+		return cg_fail(err, ENOENT, "linux.resources.devices: cgroup '%s' does not exist in "
+					    "the unified hierarchy", cg->path);
+	if (cg_hooks != NULL && cg_hooks->devices_prog != NULL) {
+		r = cg_hooks->devices_prog(u->dir, p->devices->insns, p->devices->n, cg_hooks->data);
+		if (r < 0)
+			moat_error_set(err, -r, "attach the device filter to '%s'", u->dir);
+	} else {
+		r = cg_v2_devices_install(u->fd, u->dir, p->devices, err);
+	}
+	if (r < 0)
+		return moat_error_prefix(err, "linux.resources.devices");
+	return 0;
+}
+
 static int plan_run(struct moat_cgroup *cg, const struct cg_plan *p, moat_error *err)
 {
 	size_t i;
@@ -686,12 +748,12 @@ static int check_memory_usage(struct moat_cgroup *cg, const struct oci_resources
 int cg_resources_apply(struct moat_cgroup *cg, const struct oci_resources *res, bool creating,
 		       moat_error *err)
 {
-	_cleanup_(cg_plan_clear) struct cg_plan p = { NULL, 0 };
+	_cleanup_(cg_plan_clear) struct cg_plan p = { NULL, 0, NULL };
 
 	if (plan_build(cg, res, creating, &p, err) < 0 ||
 	    cg_v2_enable(cg, plan_v2_ctrls(&p), err) < 0 || plan_pick_files(cg, &p, err) < 0 ||
 	    check_memory_usage(cg, res, err) < 0 || cg_v1_order_memory(cg, &p, err) < 0 ||
-	    plan_run(cg, &p, err) < 0)
+	    run_devices(cg, &p, err) < 0 || plan_run(cg, &p, err) < 0)
 		return moat_error_ret(err);
 	return 0;
 }

@@ -11,24 +11,6 @@
 
 #include "utils.h"
 
-/* Devices the runtime spec says every container has (config-linux.md, "Default Devices"),
- * allowed after the config's own rules so that its usual leading deny-all does not take them
- * away. */
-static const struct {
-	const char *rule;
-	const char *what;
-} default_devices[] = {
-	{ "c 1:3 rwm", "/dev/null" },
-	{ "c 1:5 rwm", "/dev/zero" },
-	{ "c 1:7 rwm", "/dev/full" },
-	{ "c 1:8 rwm", "/dev/random" },
-	{ "c 1:9 rwm", "/dev/urandom" },
-	{ "c 5:0 rwm", "/dev/tty" },
-	{ "c 5:1 rwm", "/dev/console" },
-	{ "c 5:2 rwm", "/dev/ptmx" },
-	{ "c 136:* rwm", "/dev/pts/*" },
-};
-
 static bool has_file_at(int fd, const char *file)
 {
 	struct stat st;
@@ -113,6 +95,13 @@ static int device_rule(const struct oci_device_cgroup *d, const char *field, cha
 		return moat_error_set(err, 0, "%s.access: '%s' is not made of r, w and m", field,
 				      access);
 	if (strcmp(type, "a") == 0) {
+		/* v1 reads "a" as every device whatever follows: numbers would be dropped and
+		 * the rule widened. */
+		if ((d->major_present && d->major != -1) || (d->minor_present && d->minor != -1))
+			return moat_error_set(err, 0,
+					      "%s: type \"a\" with a major or minor number cannot be "
+					      "written on cgroup v1; give one rule for \"b\" and one "
+					      "for \"c\"", field);
 		if (!strchr(access, 'r') || !strchr(access, 'w') || !strchr(access, 'm'))
 			return moat_error_set(err, 0,
 					      "%s: a rule for all devices must have access \"rwm\" "
@@ -126,8 +115,8 @@ static int device_rule(const struct oci_device_cgroup *d, const char *field, cha
 	return 0;
 }
 
-/* Deny everything, then the config's rules in order, then the spec's default devices. On
- * update without a devices list the rules stay as they are. */
+/* Deny everything, then the config's rules in order, then the spec's default devices
+ * (cg_default_devices). On update without a devices list the rules stay as they are. */
 int cg_v1_plan_devices(const struct oci_resources *res, bool creating, struct cg_plan *p,
 		       moat_error *err)
 {
@@ -147,11 +136,15 @@ int cg_v1_plan_devices(const struct oci_resources *res, bool creating, struct cg
 		cg_plan_add(p, field, CG_DEVICES, false,
 			    xstrdup(d->allow ? "devices.allow" : "devices.deny"), rule);
 	}
-	for (i = 0; i < MOAT_ARRAY_SIZE(default_devices); i++) {
-		_cleanup_free_ char *field = xasprintf("default device %s", default_devices[i].what);
+	for (i = 0; i < cg_default_devices_n; i++) {
+		const struct cg_default_device *dd = &cg_default_devices[i];
+		_cleanup_free_ char *field = xasprintf("default device %s", dd->what);
+		char major[24], minor[24];
 
+		dev_number(major, sizeof(major), true, dd->major);
+		dev_number(minor, sizeof(minor), true, dd->minor);
 		cg_plan_add(p, field, CG_DEVICES, false, xstrdup("devices.allow"),
-			    xstrdup(default_devices[i].rule));
+			    xasprintf("%c %s:%s %s", dd->type, major, minor, dd->access));
 	}
 	return 0;
 }

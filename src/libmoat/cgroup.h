@@ -8,8 +8,8 @@
  * is an error that names the field.
  *
  * Device rules (linux.resources.devices) are written to the v1 devices controller. Where there
- * is none (pure v2, or hybrid without it) they would need an eBPF program, which this module
- * does not load: moat_cgroup_create() then fails on a non-NULL devices list.
+ * is none (pure v2, or hybrid without it) they become a BPF_PROG_TYPE_CGROUP_DEVICE program
+ * attached to the cgroup in the unified hierarchy (cgroup-v2-devices.h says what it decides).
  */
 #ifndef MOAT_CGROUP_H
 #define MOAT_CGROUP_H
@@ -51,9 +51,10 @@ int moat_cgroup_resolve_path(const char *cgroups_path, const char *id, bool syst
 /* Make the cgroup (every missing level) in every hierarchy and apply res (may be NULL). An
  * existing empty cgroup is reused; one that already holds processes is refused (EBUSY), since
  * destroy would kill them. On failure everything this call created is removed again.
- * On a v1 devices hierarchy the cgroup denies every device, then allows res->devices in order
- * (res->devices NULL: none), then the runtime spec's default devices (null, zero, full,
- * random, urandom, tty, console, ptmx, pts). */
+ * On a v1 devices hierarchy, and on a pure v2 host, the cgroup denies every device, then
+ * follows res->devices in order (res->devices NULL: none), then allows the runtime spec's
+ * default devices (null, zero, full, random, urandom, tty, console, ptmx, pts). On a hybrid
+ * host without a v1 devices hierarchy that happens only when res->devices is non-NULL. */
 int moat_cgroup_create(const char *path, const struct oci_resources *res,
 		       struct moat_cgroup **ret, moat_error *err);
 /* The existing cgroup of a container. A hierarchy where it is missing is skipped, so an absent

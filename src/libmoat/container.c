@@ -118,7 +118,8 @@ static int open_init_pidfd(const struct moat_state *st, int *ret_fd, moat_error 
 				      st->id);
 	if (!moat_state_pid_alive(st)) {
 		close(fd);
-		return moat_error_msg(err, ESRCH, "container '%s' is not running", st->id);
+		return moat_error_msg(err, ESRCH, "container '%s' has exited: container not running",
+				      st->id);
 	}
 	*ret_fd = fd;
 	return 0;
@@ -207,8 +208,11 @@ static int kill_opened(struct moat_opened *c, int sig, bool all, moat_error *err
 		return moat_error_msg(err, EINVAL,
 				      "kill --all: container '%s' has no cgroup to find its processes",
 				      c->st->id);
+	/* "container not running" is what engines (go-runc) look for to tell a finished
+	 * container from a failure. */
 	if (c->status == MOAT_STATUS_STOPPED)
-		return moat_error_msg(err, ESRCH, "container '%s' is not running", c->st->id);
+		return moat_error_msg(err, ESRCH, "container '%s' has exited: container not running",
+				      c->st->id);
 	if (open_init_pidfd(c->st, &pidfd, err) < 0)
 		return moat_error_ret(err);
 	if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
@@ -294,6 +298,11 @@ int moat_container_delete(const char *root, const char *id, bool force, moat_err
 	int r;
 
 	r = moat_opened_open(root, id, &c, err);
+	/* Nothing to delete is what --force asks for: engines repeat it while cleaning up. */
+	if (r == -ENOENT && force) {
+		moat_error_clear(err);
+		return 0;
+	}
 	if (r == -EBUSY && force) {
 		/* A create that died half-way left a directory without state. */
 		moat_error_clear(err);

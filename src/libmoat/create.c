@@ -91,6 +91,7 @@ static int check_config(struct build *b, moat_error *err)
 	if (b->o->no_cgroup && lx && lx->resources)
 		return moat_error_msg(err, EINVAL,
 				      "linux.resources: set, but --cgroup-manager=disabled");
+	moat_process_drop_unraisable_ambient(b->cfg->process, err);
 	if (moat_process_validate(b->cfg, &b->ns, err) < 0)
 		return moat_error_ret(err);
 	return moat_process_attrs_validate(b->cfg, err);

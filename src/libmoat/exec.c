@@ -68,8 +68,11 @@ static int open_target(const struct moat_exec_opts *o, struct target *t, moat_er
 	if (moat_state_read_config(t->dirfd, &t->cfg, err) < 0)
 		return moat_error_prefix(err, "container '%s'", o->id);
 	status = moat_state_status(t->dirfd, t->st);
-	if (status != MOAT_STATUS_RUNNING)
-		return moat_error_msg(err, EINVAL, "container '%s' is %s: exec needs a running container",
+	/* A created container's init waits before its program: exec may run beside it, as
+	 * engines expect of a created task. */
+	if (status != MOAT_STATUS_RUNNING && status != MOAT_STATUS_CREATED)
+		return moat_error_msg(err, EINVAL,
+				      "container '%s' is %s: exec needs a running or created container",
 				      o->id, moat_status_name(status));
 	t->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)t->st->pid, 0);
 	if (t->pidfd < 0 || !moat_state_pid_alive(t->st))

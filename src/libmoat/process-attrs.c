@@ -752,12 +752,26 @@ static int validate_selinux(const char *label, moat_error *err)
 #endif
 }
 
+bool moat_lsm_selinux_available(void)
+{
+#ifdef HAVE_SELINUX
+	return is_selinux_enabled() > 0;
+#else
+	return false;
+#endif
+}
+
 static bool apparmor_enabled(void)
 {
 	_cleanup_fclose_ FILE *f = fopen(HOST_APPARMOR, "re");
 	char buf[4] = "";
 
 	return f != NULL && fgets(buf, sizeof(buf), f) != NULL && buf[0] == 'Y';
+}
+
+bool moat_lsm_apparmor_available(void)
+{
+	return apparmor_enabled();
 }
 
 static int validate_apparmor(const char *profile, moat_error *err)

@@ -27,6 +27,10 @@
 #include "error.h"
 #include "oci-config.h"
 
+/* The host has the LSM enabled and this moat can use it (SELinux: built with libselinux). */
+bool moat_lsm_selinux_available(void);
+bool moat_lsm_apparmor_available(void);
+
 int moat_process_attrs_validate(const struct oci_config *cfg, moat_error *err);
 int moat_process_attrs_apply(const struct oci_config *cfg, moat_error *err);
 int moat_process_attrs_exec(const struct oci_config *cfg, moat_error *err);

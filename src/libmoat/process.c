@@ -118,6 +118,30 @@ int moat_process_validate_one(const struct oci_process *p, moat_error *err)
 	return 0;
 }
 
+void moat_process_drop_unraisable_ambient(struct oci_process *p, moat_error *err)
+{
+	struct oci_capabilities *c = p ? p->capabilities : NULL;
+	uint64_t inh = 0, prm = 0, one;
+	size_t i, n = 0;
+
+	if (c == NULL || c->ambient_len == 0 ||
+	    moat_caps_parse(c->inheritable, c->inheritable_len, "inheritable", &inh, NULL) < 0 ||
+	    moat_caps_parse(c->permitted, c->permitted_len, "permitted", &prm, NULL) < 0)
+		return;
+	for (i = 0; i < c->ambient_len; i++) {
+		if (moat_caps_parse(&c->ambient[i], 1, "ambient", &one, NULL) < 0 ||
+		    (one & inh & prm) == one) {
+			c->ambient[n++] = c->ambient[i];
+			continue;
+		}
+		moat_error_warn(err, "process.capabilities.ambient: %s left out: an ambient "
+				     "capability must also be inheritable and permitted",
+				c->ambient[i]);
+		free(c->ambient[i]);
+	}
+	c->ambient_len = n;
+}
+
 int moat_process_validate(const struct oci_config *cfg, const struct moat_ns_plan *ns,
 			  moat_error *err)
 {

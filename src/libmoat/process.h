@@ -17,6 +17,10 @@ int moat_process_validate(const struct oci_config *cfg, const struct moat_ns_pla
 
 /* The checks of moat_process_validate that concern the process alone
  * (args, rlimits, capabilities, cwd): shared with `exec`. */
+/* The kernel raises an ambient capability only if it is inheritable and permitted too: leave
+ * the others out of p with a warning, as runc and crun do (configs from `runc spec` list
+ * ambient capabilities without inheritable ones). Leaving one out only takes away. */
+void moat_process_drop_unraisable_ambient(struct oci_process *p, moat_error *err);
 int moat_process_validate_one(const struct oci_process *p, moat_error *err);
 
 /* rlimits and umask. */

@@ -27,18 +27,18 @@ load helpers
 	assert_equal "$(grep -oE '[+-]SELINUX' <<<"$output" | wc -l)" 1
 }
 
-@test "--help lists the commands of this milestone" {
+@test "--help lists every command" {
 	run --separate-stderr "$MOAT_BINARY" --help
 	assert_success
-	for cmd in create delete kill list run spec start state; do
+	for cmd in create delete events exec features kill list pause ps resume run spec start state update; do
 		assert_line --regexp "^ +$cmd( |$)"
 	done
 }
 
-@test "--help does not list commands that are not there yet" {
+@test "--help does not list commands moat does not have" {
 	run --separate-stderr "$MOAT_BINARY" --help
 	assert_success
-	for cmd in ps pause resume update features checkpoint restore events; do
+	for cmd in checkpoint restore; do
 		refute_line --regexp "^ +$cmd( |$)"
 	done
 }
@@ -46,7 +46,7 @@ load helpers
 @test "--help lists the global options" {
 	run --separate-stderr "$MOAT_BINARY" --help
 	assert_success
-	for opt in --root --log --log-format --debug --systemd-cgroup --cgroup-manager --rootless --version --help; do
+	for opt in --root --log --log-format --debug --systemd-cgroup --cgroup-manager --rootless --criu --version --help; do
 		assert_output --partial -- "$opt"
 	done
 }
@@ -90,8 +90,8 @@ load helpers
 	assert_moat_error 'frobnicate'
 }
 
-@test "commands that do not exist yet are unknown commands" {
-	for cmd in ps pause resume update features; do
+@test "commands moat does not have are unknown commands" {
+	for cmd in checkpoint restore; do
 		run_moat "$cmd" x
 		assert_moat_error "$cmd"
 	done
@@ -203,4 +203,27 @@ load helpers
 	run --separate-stderr "$MOAT_BINARY" --root "$MOAT_ROOT" --debug --log "$TEST_DIR/log" --log-format json list -q
 	assert_success
 	assert_output ''
+}
+
+@test "features prints the runtime-spec features document of what moat supports" {
+	run --separate-stderr "$MOAT_BINARY" features
+	assert_success
+	run jq -c '[.ociVersionMin, .ociVersionMax, (.hooks | length), (.mountOptions | index("ridmap") != null),
+		(.linux.namespaces | sort), (.linux.capabilities | index("CAP_SYS_ADMIN") != null),
+		.linux.mountExtensions.idmap.enabled, .linux.cgroup.v1, .linux.cgroup.v2,
+		.annotations["org.opencontainers.runtime-spec.features.runtime"]]' <<<"$output"
+	assert_output '["1.0.0","1.2.1",6,true,["cgroup","ipc","mount","network","pid","time","user","uts"],true,true,true,true,"moat"]'
+}
+
+@test "features lists exactly the capabilities this kernel has" {
+	local last
+	last=$(cat /proc/sys/kernel/cap_last_cap)
+	run --separate-stderr "$MOAT_BINARY" features
+	assert_success
+	assert_equal "$(jq '.linux.capabilities | length' <<<"$output")" $((last + 1))
+}
+
+@test "features with an argument fails with one line" {
+	run_moat features extra
+	assert_moat_error "unexpected argument 'extra'"
 }

@@ -120,6 +120,7 @@ static struct {
 	bool no_bfq;            /* a kernel without BFQ: no blkio.bfq.* files */
 	bool kmem_ignored;      /* memory.kmem.limit_in_bytes takes writes and ignores them */
 	const char *full_file;  /* made as /dev/full, so writes to it fail with ENOSPC */
+	char *filters;          /* a line per v2 device filter installed: its cgroup's directory */
 } F;
 
 static bool in_list(const char *list, const char *name, const char *seps)
@@ -260,8 +261,23 @@ static void hook_wrote(const char *path, const char *value, void *data)
 	}
 }
 
+/* The v2 device filter (test-cgroup-devices.c tests what it decides): note where it went. */
+static int hook_devices_prog(const char *dir, const struct bpf_insn *insns, size_t n,
+			     void *data)
+{
+	const char *rel = dir + strlen(F.root);
+	size_t add = strlen(rel) + 2, len = F.filters ? strlen(F.filters) : 0;
+
+	F.filters = xrealloc(F.filters, len + add + 1);
+	snprintf(F.filters + len, add + 1, "%s\n", *rel ? rel + 1 : ".");
+	return 0;
+}
+
 static const struct moat_cgroup_test_hooks hooks = {
-	hook_made_dir, hook_removing_dir, hook_wrote, NULL,
+	.made_dir = hook_made_dir,
+	.removing_dir = hook_removing_dir,
+	.wrote = hook_wrote,
+	.devices_prog = hook_devices_prog,
 };
 
 static void log_reset(void)
@@ -362,6 +378,7 @@ static int fake_teardown(void **state)
 		fprintf(stderr, "# cleanup %s: %s\n", F.base, err.msg);
 	moat_error_clear(&err);
 	free(F.log);
+	free(F.filters);
 	memset(&F, 0, sizeof(F));
 	return 0;
 }
@@ -726,6 +743,8 @@ static void test_v2_resources(void **state)
 	fake_setup(MOAT_CGROUP_V2);
 	cg = create_ok("/moat/c1", rich_v2);
 	assert_string_equal(F.log, rich_v2_writes);
+	/* no devices list: the new cgroup still gets deny-all and the defaults */
+	assert_string_equal(F.filters, "moat/c1\n");
 	assert_int_equal(moat_cgroup_layout(cg), MOAT_CGROUP_V2);
 	moat_cgroup_free(cg);
 }
@@ -777,6 +796,8 @@ static void test_hybrid_resources(void **state)
 				      "unified/moat/cgroup.subtree_control=+hugetlb\n"));
 	assert_true(fake_exists("unified/moat/c1"));
 	assert_true(fake_exists("systemd/moat/c1"));
+	/* the v1 devices hierarchy takes the device rules: no eBPF filter besides */
+	assert_null(F.filters);
 	moat_cgroup_free(cg);
 }
 
@@ -850,9 +871,9 @@ static void test_unsupported_v2(void **state)
 		     "linux.resources.cpu.realtimeRuntime: not supported on cgroup v2");
 	create_fails("{\"network\": {\"classID\": 1}}",
 		     "linux.resources.network.classID: not supported on cgroup v2");
-	create_fails("{\"devices\": [{\"allow\": false, \"access\": \"rwm\"}]}",
-		     "linux.resources.devices: device rules on cgroup v2 need an eBPF program, "
-		     "which moat does not load yet");
+	create_fails("{\"devices\": [{\"allow\": false, \"access\": \"rwm\"},"
+		     " {\"allow\": true, \"type\": \"c\", \"major\": -2}]}",
+		     "linux.resources.devices[1].major: -2 is not -1 (any) or 0..4294967295");
 	create_fails("{\"memory\": {\"limit\": 100, \"swap\": 50}}",
 		     "linux.resources.memory.swap: 50 is below memory.limit 100 "
 		     "(swap counts memory+swap)");

@@ -1,0 +1,34 @@
+/* moat features: what this moat supports, as the runtime-spec features document. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "supported.h"
+#include "log.h"
+#include "moat.h"
+
+int moat_cmd_features(struct moat_globals *g, int argc, char **argv)
+{
+	static const struct option opts[] = { { "help", no_argument, NULL, 'h' },
+					      { NULL, 0, NULL, 0 } };
+	moat_error err = MOAT_ERROR_INIT;
+	char *json = NULL;
+	int c;
+
+	(void)g;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c != 'h')
+			return moat_bad_option("features", argv);
+		printf("Usage: moat features\n\nPrint what this moat supports (namespaces, "
+		       "capabilities, mount options,\nhooks, cgroup and LSM support) as the OCI "
+		       "runtime-spec features JSON.\n");
+		return EXIT_SUCCESS;
+	}
+	if (optind < argc)
+		return moat_usage_error("features", "unexpected argument '%s'", argv[optind]);
+	if (moat_features_json(&json, &err) < 0)
+		return moat_fail(&err);
+	fputs(json, stdout);
+	free(json);
+	return EXIT_SUCCESS;
+}

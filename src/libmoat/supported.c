@@ -1,0 +1,111 @@
+/* moat: the features document: built from the same tables the runtime uses, so it cannot
+ * claim what moat does not do. */
+#include "supported.h"
+
+#include <string.h>
+#include <sys/capability.h>
+
+#include "hooks.h"
+#include "mount-options.h"
+#include "namespaces.h"
+#include "oci-features.h"
+#include "process-attrs.h"
+#include "utils.h"
+
+static char **strv_dup(const char *const *src, size_t n)
+{
+	char **v = xcalloc(n + 1, sizeof(char *));
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = xstrdup(src[i]);
+	return v;
+}
+
+/* "CAP_CHOWN" .. up to the last capability this kernel knows. */
+static char **capability_names(size_t *ret_n)
+{
+	cap_value_t last = cap_max_bits() - 1, c;
+	char **v = xcalloc((size_t)last + 2, sizeof(char *));
+
+	for (c = 0; c <= last; c++) {
+		char *name = cap_to_name(c);
+		char *p;
+
+		v[c] = xstrdup(name ? name : "");
+		cap_free(name);
+		for (p = v[c]; *p; p++)
+			*p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+	}
+	*ret_n = (size_t)last + 1;
+	return v;
+}
+
+static struct oci_features_enabled *enabled(bool on)
+{
+	struct oci_features_enabled *e = xcalloc(1, sizeof(*e));
+
+	e->enabled = on;
+	e->enabled_present = true;
+	return e;
+}
+
+static struct oci_features_linux *linux_features(void)
+{
+	struct oci_features_linux *lx = xcalloc(1, sizeof(*lx));
+	const char *ns[MOAT_NS_COUNT];
+	size_t i;
+
+	for (i = 0; i < MOAT_NS_COUNT; i++)
+		ns[i] = moat_ns_oci_name((enum moat_ns)i);
+	lx->namespaces = strv_dup(ns, MOAT_NS_COUNT);
+	lx->namespaces_len = MOAT_NS_COUNT;
+	lx->capabilities = capability_names(&lx->capabilities_len);
+	lx->cgroup = xcalloc(1, sizeof(*lx->cgroup));
+	/* systemd: --systemd-cgroup maps slice:prefix:name to systemd's path; moat does not
+	 * talk to systemd over D-Bus, so it does not claim the systemd driver. */
+	*lx->cgroup = (struct oci_features_cgroup){ .v1 = true, .v1_present = true, .v2 = true,
+						    .v2_present = true, .systemd = false,
+						    .systemd_present = true, .systemd_user = false,
+						    .systemd_user_present = true, .rdma = true,
+						    .rdma_present = true };
+	/* Seccomp is reported off until moat compiles linux.seccomp. */
+	lx->seccomp = xcalloc(1, sizeof(*lx->seccomp));
+	lx->seccomp->enabled_present = true;
+	lx->apparmor = enabled(moat_lsm_apparmor_available());
+	lx->selinux = enabled(moat_lsm_selinux_available());
+	lx->intel_rdt = enabled(false);
+	lx->mount_extensions = xcalloc(1, sizeof(*lx->mount_extensions));
+	lx->mount_extensions->idmap = enabled(true);
+	return lx;
+}
+
+int moat_features_json(char **ret, moat_error *err)
+{
+	const char *hooks[MOAT_HOOK_KIND_COUNT];
+	const char *const *opts = moat_mount_opt_names();
+	struct oci_features f = { .oci_version_min = xstrdup("1.0.0"),
+				  .oci_version_max = xstrdup("1.2.1") };
+	char *msg = NULL;
+	size_t n = 0, i;
+	int r;
+
+	for (i = 0; i < MOAT_HOOK_KIND_COUNT; i++)
+		hooks[i] = moat_hook_kind_name((enum moat_hook_kind)i);
+	f.hooks = strv_dup(hooks, MOAT_HOOK_KIND_COUNT);
+	f.hooks_len = MOAT_HOOK_KIND_COUNT;
+	while (opts[n] != NULL)
+		n++;
+	f.mount_options = strv_dup(opts, n);
+	f.mount_options_len = n;
+	f.linux = linux_features();
+	oci_string_map_set(&f.annotations, "org.opencontainers.runtime-spec.features.runtime",
+			   "moat");
+	oci_string_map_set(&f.annotations, "moat.version", PACKAGE_VERSION);
+	r = oci_features_generate(&f, true, ret, NULL, &msg);
+	if (r < 0)
+		moat_error_msg(err, -r, "features: %s", msg ? msg : "generate");
+	free(msg);
+	/* f lives on the stack: free its members through a heap copy of it. */
+	oci_features_free(memcpy(xmalloc(sizeof(f)), &f, sizeof(f)));
+	return r < 0 ? moat_error_ret(err) : 0;
+}
