@@ -55,6 +55,7 @@ struct moat_cgroup {
 	char *path; /* "/moat/<id>" */
 	struct cg_hier *h;
 	size_t n;
+	struct oci_string_map *applied; /* field -> "file=value" of each write that took effect */
 };
 
 /* One write of a resource plan: value into file on one side. Where a field has two possible

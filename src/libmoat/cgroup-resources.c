@@ -695,6 +695,14 @@ static int run_devices(struct moat_cgroup *cg, const struct cg_plan *p, moat_err
 	return 0;
 }
 
+static void record_applied(struct moat_cgroup *cg, const struct cg_hier *h,
+			   const struct cg_write *w)
+{
+	_cleanup_free_ char *what = xasprintf("%s/%s=%s", h->dir, w->file[0], w->value[0]);
+
+	oci_string_map_set(&cg->applied, w->field, what);
+}
+
 static int plan_run(struct moat_cgroup *cg, const struct cg_plan *p, moat_error *err)
 {
 	size_t i;
@@ -714,6 +722,7 @@ static int plan_run(struct moat_cgroup *cg, const struct cg_plan *p, moat_error 
 			r = cg_write_at(h->fd, h->dir, w->file[0], w->value[0], err);
 		if (r < 0)
 			return moat_error_prefix(err, "%s", w->field);
+		record_applied(cg, h, w);
 	}
 	return 0;
 }

@@ -921,7 +921,13 @@ void moat_cgroup_free(struct moat_cgroup *cg)
 		hier_clear(&cg->h[--cg->n]);
 	free(cg->h);
 	free(cg->path);
+	oci_string_map_free(cg->applied);
 	free(cg);
+}
+
+const struct oci_string_map *moat_cgroup_applied(const struct moat_cgroup *cg)
+{
+	return cg->applied;
 }
 
 /* ---- processes ---------------------------------------------------------------------------- */

@@ -85,6 +85,10 @@ int moat_cgroup_destroy(struct moat_cgroup *cg, moat_error *err);
 /* The cgroup's path relative to each hierarchy root, as /proc/<pid>/cgroup shows it. */
 const char *moat_cgroup_path(const struct moat_cgroup *cg);
 enum moat_cgroup_layout moat_cgroup_layout(const struct moat_cgroup *cg);
+/* What create and update wrote, for the state: OCI field ("linux.resources.memory.limit")
+ * -> "<hierarchy dir>/<file>=<value>" as written (the last write of a field wins). NULL:
+ * nothing written yet. */
+const struct oci_string_map *moat_cgroup_applied(const struct moat_cgroup *cg);
 void moat_cgroup_free(struct moat_cgroup *cg);
 
 #endif

@@ -107,6 +107,15 @@ static int save_resources(const struct moat_opened *c, struct oci_resources *res
 	return r;
 }
 
+/* Add what the update wrote to the record in state.json. */
+static int save_applied(const struct moat_opened *c, const struct oci_string_map *applied,
+			moat_error *err)
+{
+	for (size_t i = 0; applied != NULL && i < applied->len; i++)
+		oci_string_map_set(&c->st->cgroup_applied, applied->keys[i], applied->values[i]);
+	return moat_state_write(c->dirfd, c->st, err);
+}
+
 int moat_container_update(const char *root, const char *id, struct oci_resources *res,
 			  moat_error *err)
 {
@@ -124,6 +133,8 @@ int moat_container_update(const char *root, const char *id, struct oci_resources
 		r = open_cgroup(&c, "update", &cg, err);
 	if (r == 0 && moat_cgroup_update(cg, res, err) < 0)
 		r = moat_error_ret(err);
+	if (r == 0)
+		r = save_applied(&c, moat_cgroup_applied(cg), err);
 	if (r == 0) {
 		r = save_resources(&c, res, err);
 		res = NULL; /* merged into the saved config */

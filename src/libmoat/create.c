@@ -296,6 +296,7 @@ static int save_state(struct build *b, moat_error *err)
 		.pid_start = moat_pid_start_time(b->init), .bundle = b->bundle,
 		.rootfs = b->rootfs, .created = created, .owner = getuid(),
 		.cgroup_path = b->cgroup_path, .isolation = (char *)"container",
+		.cgroup_applied = b->cg ? (struct oci_string_map *)moat_cgroup_applied(b->cg) : NULL,
 		.annotations = b->cfg->annotations,
 	};
 	size_t len;

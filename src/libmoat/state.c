@@ -23,6 +23,7 @@ static const struct ocijson_field state_fields[] = {
 	OCIJSON_STR(S, "created", created, OCIJSON_REQUIRED),
 	OCIJSON_U32_REQ(S, "owner", owner),
 	OCIJSON_STR(S, "cgroupPath", cgroup_path, 0),
+	OCIJSON_STR_MAP(S, "cgroupApplied", cgroup_applied, 0),
 	OCIJSON_STR(S, "isolation", isolation, 0),
 	OCIJSON_STR_MAP(S, "annotations", annotations, 0),
 };

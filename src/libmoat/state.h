@@ -29,6 +29,8 @@ struct moat_state {
 	char *created;             /* RFC 3339, UTC */
 	uint32_t owner;            /* uid that created the container */
 	char *cgroup_path;         /* as resolved from linux.cgroupsPath */
+	struct oci_string_map *cgroup_applied; /* what was written for linux.resources, by field
+						* (moat_cgroup_applied), kept up to date by update */
 	char *isolation;           /* "container" (microVM later) */
 	struct oci_string_map *annotations;
 };

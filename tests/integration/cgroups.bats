@@ -730,6 +730,29 @@ throttled() {
 		'linux\.resources\.devices\[0\]: type "a" with a major or minor number cannot be written on cgroup v1'
 }
 
+@test "delete --force kills processes moved into a sub-cgroup and removes it in every hierarchy" {
+	require_v1 pids
+	require_v1 memory
+	cfg_set '.linux.resources = {pids: {limit: 100}}'
+	cfg_sh 'sleep 300 & sleep 300 & wait'
+	moat_run_detached
+	retry test "$(moat ps --format json "$CID" | jq length)" -eq 3
+	local child h
+	child=$(moat ps --format json "$CID" | jq '.[-1]')
+	# the child escapes to a sub-cgroup of the container's, in two hierarchies
+	for h in pids memory; do
+		mkdir "/sys/fs/cgroup/$h/moat/$CID/escaped"
+		echo "$child" >"/sys/fs/cgroup/$h/moat/$CID/escaped/cgroup.procs"
+	done
+	run_moat delete --force "$CID"
+	assert_success
+	process_gone "$child"
+	for h in pids memory; do
+		[[ ! -e /sys/fs/cgroup/$h/moat/$CID ]] || fail "/sys/fs/cgroup/$h/moat/$CID remains"
+	done
+	assert_no_residue "$CID"
+}
+
 @test "no cgroup of this file's containers remains under /moat in any hierarchy" {
 	# Keep this test last: every earlier test's containers, created, run or
 	# refused, have been deleted by now (by moat or the standard teardown).

@@ -109,3 +109,14 @@ start_limited() {
 	run_moat update --pids-limit 10 "$CID"
 	assert_moat_error "update: container '$CID' is stopped"
 }
+
+@test "the state records what was written for each resource, and update keeps it current" {
+	start_limited
+	run jq -r '.cgroupApplied["linux.resources.memory.limit"], .cgroupApplied["linux.resources.pids.limit"]' \
+		"$MOAT_ROOT/$CID/state.json"
+	assert_line --index 0 "$CG/memory/moat/$CID/memory.limit_in_bytes=67108864"
+	assert_line --index 1 "$CG/pids/moat/$CID/pids.max=50"
+	moat update --pids-limit 9 "$CID"
+	run jq -r '.cgroupApplied["linux.resources.pids.limit"]' "$MOAT_ROOT/$CID/state.json"
+	assert_output "$CG/pids/moat/$CID/pids.max=9"
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bats
+# Runs last (files run in name order): after the whole suite, nothing the
+# tests created remains on the host.
+
+load helpers
+
+@test "no cgroup made by the tests remains on any hierarchy" {
+	local left
+	left=$(find /sys/fs/cgroup -maxdepth 4 -type d \
+		\( -name 'moat-test-*' -o -name 'moat-unit-*' \) 2>/dev/null)
+	[[ -z $left ]] || fail "cgroups left behind: $left"
+}
+
+@test "no test state root, bundle or mount remains" {
+	local left
+	left=$(find "${TMPDIR:-/tmp}" -maxdepth 1 \( -name 'moat-test.*' -o -name 'moat-root.*' \) 2>/dev/null)
+	# this test's own directories exist while it runs
+	left=$(grep -vxF -e "$TEST_DIR" -e "$MOAT_ROOT" <<<"$left" || true)
+	[[ -z $left ]] || fail "temporary directories left behind: $left"
+	run grep -E ' /tmp/moat-(test|root)\.' /proc/self/mountinfo
+	assert_output ''
+}
+
+@test "no process of a test container remains" {
+	local left
+	left=$(pgrep -f 'moat-test-[0-9]+-[0-9]+' || true)
+	left=$(grep -vx -e "$$" -e "$BASHPID" <<<"$left" || true)
+	[[ -z $left ]] || fail "processes left behind: $(ps -o pid,args -p "${left//$'\n'/,}")"
+}
