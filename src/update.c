@@ -24,7 +24,8 @@ static void usage(void)
 	       "      --memory BYTES        memory limit\n"
 	       "      --memory-swap BYTES   memory+swap limit\n"
 	       "      --memory-reservation BYTES  soft memory limit\n"
-	       "      --cpu-shares N        CPU shares (v2: converted to cpu.weight)\n"
+	       "      --cpu-shares N        CPU shares (v2: converted to cpu.weight);\n"
+	       "                            --cpu-share, runc's spelling, is the same\n"
 	       "      --cpu-quota USEC      CPU time per period (-1: no limit)\n"
 	       "      --cpu-period USEC     CFS period\n"
 	       "      --cpu-rt-period USEC  real-time period\n"
@@ -218,6 +219,7 @@ static const struct option update_opts[] = {
 	{ "memory-swap", required_argument, NULL, OPT_MEMORY_SWAP },
 	{ "memory-reservation", required_argument, NULL, OPT_MEMORY_RESERVATION },
 	{ "cpu-shares", required_argument, NULL, OPT_CPU_SHARES },
+	{ "cpu-share", required_argument, NULL, OPT_CPU_SHARES }, /* runc's spelling */
 	{ "cpu-quota", required_argument, NULL, OPT_CPU_QUOTA },
 	{ "cpu-period", required_argument, NULL, OPT_CPU_PERIOD },
 	{ "cpu-rt-period", required_argument, NULL, OPT_CPU_RT_PERIOD },

@@ -22,9 +22,9 @@ start_limited() {
 	[[ $(cat "$CG/pids/moat/$CID/pids.max") == 99 ]]
 }
 
-@test "update --cpu-quota, --cpu-period, --cpu-shares and --cpuset-cpus" {
+@test "update --cpu-quota, --cpu-period, --cpu-share (runc's spelling) and --cpuset-cpus" {
 	start_limited
-	run_moat update --cpu-period 50000 --cpu-quota 25000 --cpu-shares 512 --cpuset-cpus 0 "$CID"
+	run_moat update --cpu-period 50000 --cpu-quota 25000 --cpu-share 512 --cpuset-cpus 0 "$CID"
 	assert_success
 	[[ $(cat "$CG/cpu/moat/$CID/cpu.cfs_period_us") == 50000 ]]
 	[[ $(cat "$CG/cpu/moat/$CID/cpu.cfs_quota_us") == 25000 ]]

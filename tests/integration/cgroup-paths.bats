@@ -1,0 +1,96 @@
+#!/usr/bin/env bats
+# linux.cgroupsPath: the default /moat/<id>, absolute and relative paths, and
+# the systemd slice:prefix:name form under --systemd-cgroup (mapped to the
+# path systemd would use; moat does not talk to systemd over D-Bus).
+
+load helpers
+
+HIERS="memory pids cpu freezer"
+
+setup() {
+	moat_setup
+	PARENTS=()
+}
+
+# Parent levels moat leaves in place (as it leaves /moat): the test made
+# them, so it removes them, deepest first, if they are empty.
+teardown() {
+	moat_teardown
+	local d h
+	for d in "${PARENTS[@]}"; do
+		for h in /sys/fs/cgroup/*/; do
+			[[ -d $h$d ]] && rmdir "$h$d" 2>/dev/null
+		done
+	done
+	true
+}
+
+# in_every_hierarchy PATH: the container's init is in cgroup PATH of each of $HIERS.
+in_every_hierarchy() {
+	local pid h
+	pid=$(host_pid)
+	for h in $HIERS; do
+		[[ -d /sys/fs/cgroup/$h$1 ]] || fail "/sys/fs/cgroup/$h$1 does not exist"
+		grep -qx "$pid" "/sys/fs/cgroup/$h$1/cgroup.procs" ||
+			fail "init $pid is not in /sys/fs/cgroup/$h$1"
+	done
+}
+
+start_with_path() {
+	make_bundle
+	cfg_set '.linux.cgroupsPath = $p' --arg p "$1"
+	cfg_args sleep 300
+	shift
+	with_container_stdio moat "$@" run --detach --bundle "$BUNDLE" --pid-file "$(pid_file)" "$CID"
+}
+
+@test "an absolute cgroupsPath is used as is, and removed by delete" {
+	local top=/moat-paths-$BATS_SUITE_TEST_NUMBER-$RANDOM
+	PARENTS=("$top")
+	start_with_path "$top/c-$CID"
+	in_every_hierarchy "$top/c-$CID"
+	moat delete --force "$CID"
+	for h in $HIERS; do
+		[[ ! -e /sys/fs/cgroup/$h$top/c-$CID ]] || fail "$h$top/c-$CID remains"
+	done
+}
+
+@test "a relative cgroupsPath goes under /moat" {
+	start_with_path "rel-$CID/inner"
+	PARENTS=("/moat/rel-$CID")
+	in_every_hierarchy "/moat/rel-$CID/inner"
+}
+
+@test "--systemd-cgroup maps slice:prefix:name to the path systemd would use" {
+	local slice=moatt-$BATS_SUITE_TEST_NUMBER$RANDOM
+	PARENTS=("/moatt.slice/$slice.slice" "/moatt.slice")
+	start_with_path "$slice.slice:pfx:$CID" --systemd-cgroup
+	in_every_hierarchy "/moatt.slice/$slice.slice/pfx-$CID.scope"
+}
+
+@test "--systemd-cgroup with no cgroupsPath uses system.slice:moat:<id>" {
+	make_bundle
+	cfg_set 'del(.linux.cgroupsPath)'
+	cfg_args sleep 300
+	with_container_stdio moat --systemd-cgroup run --detach --bundle "$BUNDLE" \
+		--pid-file "$(pid_file)" "$CID"
+	PARENTS=("/system.slice")
+	in_every_hierarchy "/system.slice/moat-$CID.scope"
+}
+
+@test "cgroupsPath values that could leave the container's place are refused with one line" {
+	make_bundle
+	cfg_args true
+	local p
+	for p in "../escape" "/moat/../x" "/" "a/./b"; do
+		cfg_set '.linux.cgroupsPath = $p' --arg p "$p"
+		run_moat run --bundle "$BUNDLE" "$CID"
+		assert_moat_error 'linux.cgroupsPath'
+		assert_no_residue "$CID"
+	done
+}
+
+@test "a systemd-looking cgroupsPath without --systemd-cgroup is a plain path under /moat" {
+	start_with_path "x-$CID.slice:pfx:name"
+	in_every_hierarchy "/moat/x-$CID.slice:pfx:name"
+}
