@@ -248,7 +248,7 @@ static int spawn(struct build *b, moat_error *err)
 				    .fifo_fd = b->fifo_fd, .no_pivot = b->o->no_pivot,
 				    .no_new_keyring = b->o->no_new_keyring,
 				    .preserve_fds = b->o->preserve_fds,
-				    .listen_fds = b->o->listen_fds };
+				    .listen_fds = b->o->listen_fds, .cg = b->cg };
 	sigset_t all, saved;
 	int fds[2];
 

@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
+#include "cgroup.h"
 #include "container.h"
 #include "hooks.h"
 #include "process.h"
@@ -236,6 +237,7 @@ void moat_init_stage1(const struct moat_init_args *a)
 	/* The flock on the state directory belongs to the moat process: a copy
 	 * here would keep the container locked until exec. */
 	close(a->lock_fd);
+	moat_cgroup_free(a->cg);
 	/* The user program starts with no signal blocked, whatever moat blocked. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);

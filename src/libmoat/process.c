@@ -198,6 +198,7 @@ int moat_process_write_proc(const struct oci_config *cfg, moat_error *err)
 	const struct oci_process *p = cfg->process;
 	_cleanup_close_ int procfd = -1;
 	size_t i;
+	int r;
 
 	if ((sysctl == NULL || sysctl->len == 0) && !p->oom_score_adj_present)
 		return 0;
@@ -214,10 +215,18 @@ int moat_process_write_proc(const struct oci_config *cfg, moat_error *err)
 			return moat_error_prefix(err, "linux.sysctl '%s'", sysctl->keys[i]);
 	}
 	if (p->oom_score_adj_present) {
-		char buf[16];
+		char buf[16], rel[32];
 
+		/* By our pid in this procfs ("self" is a symlink, which the write refuses). */
+		snprintf(rel, sizeof(rel), "%d/oom_score_adj", (int)getpid());
 		snprintf(buf, sizeof(buf), "%d", p->oom_score_adj);
-		if (proc_write(procfd, "self/oom_score_adj", buf, err) < 0)
+		/* Changing credentials made us non-dumpable, which hands our /proc files to
+		 * the host's root: be dumpable for this one write (no other process of the
+		 * container exists yet to take advantage of it). */
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+		r = proc_write(procfd, rel, buf, err);
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		if (r < 0)
 			return moat_error_prefix(err, "process.oomScoreAdj %d%s", p->oom_score_adj,
 						 err->code == EACCES || err->code == EPERM
 							 ? " (lowering it needs CAP_SYS_RESOURCE)"

@@ -508,7 +508,8 @@ assert_no_residue() {
 				fail "container process $pid (from the pid file) is still alive"
 			fi
 		fi
-		leftover=$(find /sys/fs/cgroup -maxdepth 6 -type d -name "*$id*" 2>/dev/null)
+		# find fails when a directory vanishes mid-walk (another container's delete)
+		leftover=$(find /sys/fs/cgroup -maxdepth 6 -type d -name "*$id*" 2>/dev/null || true)
 		if [[ -n $leftover ]]; then
 			fail "cgroups remain: $leftover"
 		fi
