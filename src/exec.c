@@ -15,9 +15,9 @@
 static void usage(void)
 {
 	printf("Usage: moat exec [OPTIONS] ID [COMMAND [ARG...]]\n\n"
-	       "Run COMMAND in the running container ID, in all of its namespaces and its\n"
-	       "cgroup, as the container's own process would run (its env, user, cwd,\n"
-	       "capabilities, rlimits, no_new_privs) unless the flags say otherwise.\n\n"
+	       "Run COMMAND in the running (or created) container ID, in all of its\n"
+	       "namespaces and its cgroup, as the container's own process would run (its env,\n"
+	       "user, cwd, capabilities, rlimits, no_new_privs) unless the flags say otherwise.\n\n"
 	       "  -p, --process FILE       the whole process as OCI process JSON (no COMMAND)\n"
 	       "  -t, --tty                allocate a pty\n"
 	       "      --console-socket S   send the pty master to unix socket S\n"

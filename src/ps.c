@@ -61,6 +61,7 @@ static int ps_table(char **args, int nargs, const pid_t *pids, size_t n, moat_er
 	_cleanup_free_ char *line = NULL;
 	size_t cap = 0;
 	int fds[2], status, col = -1, i;
+	bool header = false;
 	FILE *in;
 	pid_t child;
 
@@ -81,10 +82,11 @@ static int ps_table(char **args, int nargs, const pid_t *pids, size_t n, moat_er
 	close(fds[1]);
 	in = fdopen(fds[0], "r");
 	while (in != NULL && getline(&line, &cap, in) > 0) {
-		if (col < 0) {
+		if (!header) {
+			header = true;
 			col = pid_column(line);
 			fputs(line, stdout);
-		} else if (has_pid(pids, n, field_at(line, col))) {
+		} else if (col >= 0 && has_pid(pids, n, field_at(line, col))) {
 			fputs(line, stdout);
 		}
 	}

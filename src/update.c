@@ -16,10 +16,11 @@
 static void usage(void)
 {
 	printf("Usage: moat update [--resources FILE|-] [FLAGS] ID\n\n"
-	       "Change the cgroup limits of a running container. --resources takes OCI\n"
-	       "LinuxResources JSON (\"-\": stdin); the flags set single values and cannot be\n"
-	       "combined with it. Sizes take a k, m, g or t suffix (powers of 1024); -1 means\n"
-	       "unlimited. The new values are also recorded in the container's saved config.\n"
+	       "Change the cgroup limits of a created, running or paused container.\n"
+	       "--resources takes OCI LinuxResources JSON (\"-\": stdin); the flags set single\n"
+	       "values and cannot be combined with it. Sizes take a k, m, g or t suffix\n"
+	       "(powers of 1024); -1 means unlimited (--memory -1 lifts memory+swap too).\n"
+	       "The new values are also recorded in the container's saved config.\n"
 	       "  -r, --resources FILE      LinuxResources JSON\n"
 	       "      --memory BYTES        memory limit\n"
 	       "      --memory-swap BYTES   memory+swap limit\n"
@@ -113,6 +114,10 @@ static int apply_memory_flag(int opt, const char *arg, struct oci_resources *r)
 		if (parse_size("--memory", arg, &v) != 0)
 			return EXIT_FAILURE;
 		m->limit = v, m->limit_present = true;
+		/* Unlimited memory lifts memory+swap too (v1 refuses a limit above memsw), unless
+		 * --memory-swap says otherwise. */
+		if (v == -1 && !m->swap_present)
+			m->swap = -1, m->swap_present = true;
 		break;
 	case OPT_MEMORY_SWAP:
 		if (parse_size("--memory-swap", arg, &v) != 0)
@@ -202,7 +207,7 @@ static int read_resources(const char *path, struct oci_resources **ret)
 			moat_error_prefix(&err, "--resources");
 			return moat_fail(&err);
 		}
-		r = oci_resources_parse_data(data, len, "--resources", ret, &msg);
+		r = oci_resources_parse_data(data, len, "stdin", ret, &msg);
 	} else {
 		r = oci_resources_parse_file(path, ret, &msg);
 	}

@@ -15,8 +15,8 @@ static int open_cgroup(const struct moat_opened *c, const char *what, struct moa
 {
 	if (c->st->cgroup_path == NULL)
 		return moat_error_msg(err, ENOTSUP,
-				      "%s: container '%s' has no cgroup (a rootless container gets "
-				      "one only when its config sets linux.resources)",
+				      "%s: container '%s' has no cgroup (it was created with "
+				      "--cgroup-manager=disabled, or rootless without linux.resources)",
 				      what, c->st->id);
 	if (moat_cgroup_open(c->st->cgroup_path, ret, err) < 0)
 		return moat_error_prefix(err, "%s: container '%s'", what, c->st->id);

@@ -84,7 +84,7 @@ int moat_features_json(char **ret, moat_error *err)
 	const char *hooks[MOAT_HOOK_KIND_COUNT];
 	const char *const *opts = moat_mount_opt_names();
 	struct oci_features f = { .oci_version_min = xstrdup("1.0.0"),
-				  .oci_version_max = xstrdup("1.2.1") };
+				  .oci_version_max = xstrdup("1.2.0") };
 	char *msg = NULL;
 	size_t n = 0, i;
 	int r;

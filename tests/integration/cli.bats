@@ -212,7 +212,7 @@ load helpers
 		(.linux.namespaces | sort), (.linux.capabilities | index("CAP_SYS_ADMIN") != null),
 		.linux.mountExtensions.idmap.enabled, .linux.cgroup.v1, .linux.cgroup.v2,
 		.annotations["org.opencontainers.runtime-spec.features.runtime"]]' <<<"$output"
-	assert_output '["1.0.0","1.2.1",6,true,["cgroup","ipc","mount","network","pid","time","user","uts"],true,true,true,true,"moat"]'
+	assert_output '["1.0.0","1.2.0",6,true,["cgroup","ipc","mount","network","pid","time","user","uts"],true,true,true,true,"moat"]'
 }
 
 @test "features lists exactly the capabilities this kernel has" {

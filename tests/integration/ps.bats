@@ -70,3 +70,11 @@ start_three() {
 	run_moat ps --format json "$CID" -ef
 	assert_moat_error 'ps arguments go with --format table only'
 }
+
+@test "ps with ps options that give no PID column fails without printing other processes" {
+	start_three
+	run_moat ps "$CID" -- -e -o comm
+	assert_moat_error 'the output of ps has no PID column'
+	# only the header
+	assert_equal "${#lines[@]}" 1
+}

@@ -94,7 +94,7 @@ start_limited() {
 	run_moat update "$CID"
 	assert_moat_error 'nothing to change'
 	run_moat update -r - "$CID" <<<'{"memory": {"limit": "big"}}'
-	assert_moat_error '--resources: --resources: memory.limit: expected integer, got string'
+	assert_moat_error '--resources: stdin: memory.limit: expected integer, got string'
 	run_moat update --cpuset-cpus 99 "$CID"
 	assert_moat_error 'linux.resources.cpu.cpus'
 	run_moat update --memory 1m no-such-container
@@ -119,4 +119,15 @@ start_limited() {
 	moat update --pids-limit 9 "$CID"
 	run jq -r '.cgroupApplied["linux.resources.pids.limit"]' "$MOAT_ROOT/$CID/state.json"
 	assert_output "$CG/pids/moat/$CID/pids.max=9"
+}
+
+@test "update --memory -1 lifts memory+swap too unless --memory-swap is given" {
+	make_bundle
+	cfg_set '.linux.resources = {memory: {limit: 67108864, swap: 100663296}}'
+	cfg_args sleep 300
+	moat_run_detached
+	run_moat update --memory -1 "$CID"
+	assert_success
+	[[ $(cat "$CG/memory/moat/$CID/memory.limit_in_bytes") -gt $((1 << 40)) ]]
+	[[ $(cat "$CG/memory/moat/$CID/memory.memsw.limit_in_bytes") -gt $((1 << 40)) ]]
 }
