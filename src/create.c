@@ -77,6 +77,7 @@ int moat_parse_create_args(struct moat_globals *g, const char *cmd, int argc, ch
 	o->no_cgroup = g->cgroup_manager != NULL && strcmp(g->cgroup_manager, "disabled") == 0;
 	o->rootless = moat_is_rootless(g);
 	o->listen_fds = listen_fds();
+	o->policy = g->policy;
 	while ((c = getopt_long(argc, argv, detach ? "b:dh" : "b:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': o->bundle = optarg; break;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "policy.h"
 #include "sealed-exe.h"
 #include "utils.h"
 
@@ -24,6 +25,7 @@ static const struct moat_command commands[] = {
 	{ "kill", "send a signal to a container's process (or all, with --all)", moat_cmd_kill },
 	{ "list", "list containers", moat_cmd_list },
 	{ "pause", "freeze every process of a container", moat_cmd_pause },
+	{ "policy", "show the policy, or explain what it makes of a bundle", moat_cmd_policy },
 	{ "ps", "list the processes of a container", moat_cmd_ps },
 	{ "resume", "thaw a paused container", moat_cmd_resume },
 	{ "run", "create and start a container", moat_cmd_run },
@@ -62,11 +64,13 @@ static void print_help(FILE *out)
 		"                          $XDG_RUNTIME_DIR/moat for a non-root user)\n"
 		"  --log FILE              also write diagnostics to FILE\n"
 		"  --log-format text|json  format of the --log file (default text)\n"
-		"  --debug                 log debug messages\n"
+		"  --debug                 also log each command, its state root and exit status\n"
 		"  --systemd-cgroup        treat cgroupsPath as slice:prefix:name\n"
 		"  --cgroup-manager M      cgroupfs, systemd or disabled\n"
 		"  --rootless true|false|auto  rootless mode (auto: when not run as root):\n"
 		"                          no cgroup unless linux.resources asks for one\n"
+		"  --policy FILE           the policy file (default " MOAT_POLICY_FILE ",\n"
+		"                          else the built-in hardened preset)\n"
 		"  --criu PATH             accepted and ignored, as containerd's go-runc may\n"
 		"                          pass it; moat has no checkpoint/restore\n"
 		"  -v, --version           print the version and feature tags\n"
@@ -126,7 +130,7 @@ bool moat_is_rootless(const struct moat_globals *g)
 }
 
 enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD_CGROUP, OPT_CGROUP_MANAGER,
-       OPT_ROOTLESS, OPT_CRIU };
+       OPT_ROOTLESS, OPT_CRIU, OPT_POLICY };
 
 static int parse_globals(int argc, char **argv, struct moat_globals *g)
 {
@@ -139,6 +143,7 @@ static int parse_globals(int argc, char **argv, struct moat_globals *g)
 		{ "cgroup-manager", required_argument, NULL, OPT_CGROUP_MANAGER },
 		{ "rootless", required_argument, NULL, OPT_ROOTLESS },
 		{ "criu", required_argument, NULL, OPT_CRIU },
+		{ "policy", required_argument, NULL, OPT_POLICY },
 		{ "version", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -175,6 +180,7 @@ static int parse_globals(int argc, char **argv, struct moat_globals *g)
 			g->rootless = optarg;
 			break;
 		case OPT_CRIU: break; /* go-runc passes it; moat has no checkpoint/restore */
+		case OPT_POLICY: g->policy = optarg; break;
 		case 'v': print_version(); exit(EXIT_SUCCESS);
 		case 'h': print_help(stdout); exit(EXIT_SUCCESS);
 		default:
@@ -216,7 +222,10 @@ int main(int argc, char **argv)
 		argc -= optind;
 		argv += optind;
 		optind = 0; /* reset getopt for the subcommand */
+		moat_log_debug("%s: root %s, pid %d, %d argument(s)", commands[i].name, g.root,
+			       (int)getpid(), argc - 1);
 		r = commands[i].run(&g, argc, argv);
+		moat_log_debug("%s: exit status %d", commands[i].name, r);
 		moat_log_close();
 		return r;
 	}

@@ -13,6 +13,7 @@ struct moat_globals {
 	const char *cgroup_manager; /* --cgroup-manager */
 	const char *rootless;       /* --rootless true|false|auto */
 	const char *argv0;          /* how moat was invoked (moat or moat-vm) */
+	const char *policy;         /* --policy: the policy file (NULL: the default) */
 };
 
 struct moat_command {
@@ -38,6 +39,7 @@ int moat_cmd_pause(struct moat_globals *g, int argc, char **argv);
 int moat_cmd_resume(struct moat_globals *g, int argc, char **argv);
 int moat_cmd_ps(struct moat_globals *g, int argc, char **argv);
 int moat_cmd_update(struct moat_globals *g, int argc, char **argv);
+int moat_cmd_policy(struct moat_globals *g, int argc, char **argv);
 
 /* --rootless, with auto resolved from the effective uid. */
 bool moat_is_rootless(const struct moat_globals *g);

@@ -410,6 +410,11 @@ static struct moat_report *make_report(const struct moat_opened *c)
 			oci_string_map_set(&r->annotations, st->annotations->keys[i],
 					   st->annotations->values[i]);
 	}
+	for (size_t i = 0; st->policy != NULL && i < st->policy->len; i++) {
+		_cleanup_free_ char *key = xasprintf("moat.policy.%s", st->policy->keys[i]);
+
+		oci_string_map_set(&r->annotations, key, st->policy->values[i]);
+	}
 	return r;
 }
 

@@ -25,6 +25,7 @@ struct moat_create_opts {
 	bool rootless;              /* no cgroup unless linux.resources asks for one */
 	int preserve_fds;
 	int listen_fds;             /* socket activation: fds passed ahead of preserve_fds */
+	const char *policy;         /* --policy: the policy file (NULL: the default) */
 };
 
 /* Build the container and leave its init blocked before execve. With

@@ -16,9 +16,11 @@
 #include "mount-idmap.h"
 #include "namespaces.h"
 #include "oci-config.h"
+#include "policy.h"
 #include "process.h"
 #include "process-attrs.h"
 #include "sync.h"
+#include "syscall-filter.h"
 #include "userns.h"
 #include "utils.h"
 
@@ -38,7 +40,9 @@ struct build {
 	pid_t init;
 	int console;    /* pty master kept for the foreground relay, or -1 */
 	int *idmapped;  /* per cfg->mounts[i]: its idmapped source for the init, or -1 */
+	struct moat_seccomp *seccomp; /* linux.seccomp, compiled */
 	bool hooks_started; /* a failed create then runs poststop, as delete would */
+	struct oci_string_map *policy_changes; /* what the policy changed, kept in the state */
 };
 
 static int load_config(struct build *b, moat_error *err)
@@ -55,6 +59,11 @@ static int load_config(struct build *b, moat_error *err)
 	} else {
 		b->bundle = xstrdup(b->o->bundle);
 	}
+	/* "." and ".." resolved, as hooks and engines expect a clean absolute path */
+	if (realpath(b->bundle, cwd) != NULL) {
+		free(b->bundle);
+		b->bundle = xstrdup(cwd);
+	}
 	path = xasprintf("%s/config.json", b->bundle);
 	r = oci_config_parse_file(path, &b->cfg, &msg);
 	if (r < 0)
@@ -68,6 +77,18 @@ static int load_config(struct build *b, moat_error *err)
 	if (!S_ISDIR(sb.st_mode))
 		return moat_error_msg(err, ENOTDIR, "root.path '%s': not a directory", b->rootfs);
 	return 0;
+}
+
+/* The policy refuses the config or makes its changes to it (policy.h). */
+static int apply_policy(struct build *b, moat_error *err)
+{
+	struct moat_policy *p = NULL;
+	int r = moat_policy_load(b->o->policy, &p, err);
+
+	if (r == 0)
+		r = moat_policy_apply(p, b->cfg, b->bundle, &b->policy_changes, err);
+	moat_policy_free(p);
+	return r;
 }
 
 static int check_config(struct build *b, moat_error *err)
@@ -92,9 +113,14 @@ static int check_config(struct build *b, moat_error *err)
 		return moat_error_msg(err, EINVAL,
 				      "linux.resources: set, but --cgroup-manager=disabled");
 	moat_process_drop_unraisable_ambient(b->cfg->process, err);
-	if (moat_process_validate(b->cfg, &b->ns, err) < 0)
+	if (moat_process_validate(b->cfg, &b->ns, err) < 0 ||
+	    moat_process_attrs_validate(b->cfg, err) < 0)
 		return moat_error_ret(err);
-	return moat_process_attrs_validate(b->cfg, err);
+	/* Compiled here, so a bad profile fails before anything exists; the init loads it. */
+	if (lx != NULL && lx->seccomp != NULL &&
+	    moat_seccomp_prepare(lx->seccomp, &b->seccomp, err) < 0)
+		return moat_error_ret(err);
+	return 0;
 }
 
 static int make_fifo(struct build *b, moat_error *err)
@@ -208,6 +234,22 @@ static int send_idmapped_sources(struct build *b, int fd, moat_error *err)
 	return 0;
 }
 
+/* SCMP_ACT_NOTIFY: the init's listener fd goes to linux.seccomp.listenerPath with the
+ * container's state, as the runtime spec describes; failing that fails create. */
+static int pass_seccomp_listener(struct build *b, int fd, moat_error *err)
+{
+	const struct oci_seccomp *s = b->cfg->linux->seccomp;
+	_cleanup_free_ char *json = creating_json(b, b->init, "creating");
+	_cleanup_close_ int notify = -1;
+
+	if (moat_sync_expect_fd(fd, MOAT_SYNC_SECCOMP_FD, &notify, err) < 0)
+		return moat_error_ret(err);
+	if (moat_seccomp_send_to_listener(s->listener_path, s->listener_metadata, notify, 0, json,
+					  err) < 0)
+		return moat_error_ret(err); /* the message names linux.seccomp.listenerPath */
+	return 0;
+}
+
 /* The parent's half of the conversation in sync.h. */
 static int talk_to_children(struct build *b, int fd, moat_error *err)
 {
@@ -236,6 +278,9 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
 		return moat_error_ret(err);
 	if (b->cfg->process->terminal && receive_console(b, fd, err) < 0)
 		return moat_error_ret(err);
+	if (b->seccomp != NULL && moat_seccomp_uses_notify(b->seccomp) &&
+	    pass_seccomp_listener(b, fd, err) < 0)
+		return moat_error_ret(err);
 	if (moat_sync_expect(fd, MOAT_SYNC_READY, NULL, err) < 0)
 		return moat_error_ret(err);
 	return 0;
@@ -248,7 +293,8 @@ static int spawn(struct build *b, moat_error *err)
 				    .fifo_fd = b->fifo_fd, .no_pivot = b->o->no_pivot,
 				    .no_new_keyring = b->o->no_new_keyring,
 				    .preserve_fds = b->o->preserve_fds,
-				    .listen_fds = b->o->listen_fds, .cg = b->cg };
+				    .listen_fds = b->o->listen_fds, .cg = b->cg,
+				    .seccomp = b->seccomp };
 	sigset_t all, saved;
 	int fds[2];
 
@@ -297,7 +343,7 @@ static int save_state(struct build *b, moat_error *err)
 		.rootfs = b->rootfs, .created = created, .owner = getuid(),
 		.cgroup_path = b->cgroup_path, .isolation = (char *)"container",
 		.cgroup_applied = b->cg ? (struct oci_string_map *)moat_cgroup_applied(b->cg) : NULL,
-		.annotations = b->cfg->annotations,
+		.annotations = b->cfg->annotations, .policy = b->policy_changes,
 	};
 	size_t len;
 	char pid[32];
@@ -361,7 +407,9 @@ static void build_free(struct build *b)
 		close(b->fifo_fd);
 	moat_ns_plan_close(&b->ns);
 	moat_cgroup_free(b->cg);
+	moat_seccomp_free(b->seccomp);
 	oci_config_free(b->cfg);
+	oci_string_map_free(b->policy_changes);
 	free(b->cgroup_path);
 	free(b->bundle);
 	free(b->rootfs);
@@ -378,6 +426,8 @@ int moat_container_create(const struct moat_create_opts *o, pid_t *ret_pid, int 
 	r = moat_validate_id(o->id, err);
 	if (r == 0)
 		r = load_config(&b, err);
+	if (r == 0)
+		r = apply_policy(&b, err);
 	if (r == 0)
 		r = check_config(&b, err);
 	if (r == 0 && (r = moat_state_dir_create(o->root, o->id, &b.dirfd, err)) == 0)

@@ -23,6 +23,7 @@
 #include "process-attrs.h"
 #include "state.h"
 #include "sync.h"
+#include "syscall-filter.h"
 #include "terminal.h"
 #include "utils.h"
 
@@ -87,8 +88,25 @@ struct child_args {
 	const struct moat_exec_opts *o;
 	const struct target *t;
 	const struct oci_config *view; /* the container's config with the exec'd process */
+	struct moat_seccomp *seccomp;  /* the container's linux.seccomp, compiled; or NULL */
 	int sync_fd;
 };
+
+/* As the container's init does (init.c): the listener fd of SCMP_ACT_NOTIFY goes to moat. */
+static int load_seccomp(const struct child_args *c, moat_error *err)
+{
+	int notify = -1, r;
+
+	if (c->seccomp == NULL)
+		return 0;
+	if (moat_seccomp_load(c->seccomp, &notify, err) < 0)
+		return moat_error_prefix(err, "linux.seccomp");
+	if (notify < 0)
+		return 0;
+	r = moat_sync_send_fd(c->sync_fd, MOAT_SYNC_SECCOMP_FD, 0, notify, err);
+	close(notify);
+	return r;
+}
 
 static int run_process(const struct child_args *c, moat_error *err)
 {
@@ -112,9 +130,11 @@ static int run_process(const struct child_args *c, moat_error *err)
 	}
 	if (moat_process_attrs_apply(c->view, err) < 0 || moat_process_set_limits(p, err) < 0 ||
 	    moat_process_prepare_exec(p, 0, &exec, err) < 0 ||
+	    (!p->no_new_privileges && load_seccomp(c, err) < 0) ||
 	    moat_process_become_user(p, err) < 0 ||
 	    moat_process_close_fds(c->o->preserve_fds, err) < 0 ||
-	    moat_process_attrs_exec(c->view, err) < 0)
+	    moat_process_attrs_exec(c->view, err) < 0 ||
+	    (p->no_new_privileges && load_seccomp(c, err) < 0))
 		return moat_error_ret(err);
 	/* The sync socket is close-on-exec: moat reads EOF when execve worked. */
 	moat_reset_signal_actions();
@@ -154,10 +174,29 @@ fail:
 	_exit(EXIT_FAILURE);
 }
 
-/* The parent's side: cgroup, pid file, terminal, then EOF (exec worked) or
- * an error from the child. */
-static int settle(const struct moat_exec_opts *o, const struct target *t, int fd, pid_t pid,
-		  int *ret_console, moat_error *err)
+/* SCMP_ACT_NOTIFY: the exec'd process's listener fd, with its pid and the container's state,
+ * to linux.seccomp.listenerPath. */
+static int pass_seccomp_listener(const struct target *t, int fd, pid_t pid, moat_error *err)
+{
+	const struct oci_seccomp *s = t->cfg->linux->seccomp;
+	_cleanup_free_ char *json = moat_state_json(t->cfg->oci_version, t->st->id,
+						    (pid_t)t->st->pid, "running", t->st->bundle,
+						    t->st->rootfs, t->st->annotations);
+	_cleanup_close_ int notify = -1;
+
+	if (moat_sync_expect_fd(fd, MOAT_SYNC_SECCOMP_FD, &notify, err) < 0)
+		return moat_error_ret(err);
+	if (moat_seccomp_send_to_listener(s->listener_path, s->listener_metadata, notify, pid, json,
+					  err) < 0)
+		return moat_error_ret(err); /* the message names linux.seccomp.listenerPath */
+	return 0;
+}
+
+/* The parent's side: cgroup, pid file, terminal, seccomp listener, then EOF (exec worked)
+ * or an error from the child. */
+static int settle(const struct moat_exec_opts *o, const struct target *t,
+		  struct moat_seccomp *seccomp, int fd, pid_t pid, int *ret_console,
+		  moat_error *err)
 {
 	struct moat_cgroup *cg = NULL;
 	int r = 0, master = -1;
@@ -185,6 +224,9 @@ static int settle(const struct moat_exec_opts *o, const struct target *t, int fd
 		}
 	}
 	*ret_console = master;
+	if (seccomp != NULL && moat_seccomp_uses_notify(seccomp) &&
+	    pass_seccomp_listener(t, fd, pid, err) < 0)
+		return moat_error_ret(err);
 	/* EOF: the process has exec'd. A message here is its error. */
 	if (moat_sync_expect(fd, MOAT_SYNC_READY, NULL, err) < 0 && err->code != EPIPE)
 		return moat_error_ret(err);
@@ -197,27 +239,19 @@ static int settle(const struct moat_exec_opts *o, const struct target *t, int fd
 	return 0;
 }
 
-static int spawn(const struct moat_exec_opts *o, struct target *t, pid_t *ret_pid,
-		 int *ret_console, moat_error *err)
+static int spawn_child(const struct moat_exec_opts *o, struct target *t, struct child_args *c,
+		       pid_t *ret_pid, int *ret_console, moat_error *err)
 {
 	int fds[2], status;
 	int64_t v;
 	pid_t helper;
-	struct oci_config view = *t->cfg;
-	struct child_args c = { .o = o, .t = t, .view = &view };
-
-	/* Process attributes (scheduler, ioPriority, execCPUAffinity, LSM labels) come from the
-	 * exec'd process; personality and memoryPolicy, from the container's linux section. */
-	view.process = (struct oci_process *)o->process; /* only read through view */
-	if (moat_process_attrs_validate(&view, err) < 0)
-		return moat_error_ret(err);
 
 	if (moat_sync_pair(fds, err) < 0)
 		return moat_error_ret(err);
-	c.sync_fd = fds[1];
+	c->sync_fd = fds[1];
 	helper = fork();
 	if (helper == 0)
-		exec_child(&c);
+		exec_child(c);
 	close(fds[1]);
 	if (helper < 0) {
 		close(fds[0]);
@@ -230,7 +264,7 @@ static int spawn(const struct moat_exec_opts *o, struct target *t, pid_t *ret_pi
 	}
 	waitpid(helper, &status, 0);
 	*ret_pid = (pid_t)v;
-	if (settle(o, t, fds[0], *ret_pid, ret_console, err) < 0) {
+	if (settle(o, t, c->seccomp, fds[0], *ret_pid, ret_console, err) < 0) {
 		kill(*ret_pid, SIGKILL);
 		waitpid(*ret_pid, &status, 0);
 		close(fds[0]);
@@ -238,6 +272,26 @@ static int spawn(const struct moat_exec_opts *o, struct target *t, pid_t *ret_pi
 	}
 	close(fds[0]);
 	return 0;
+}
+
+static int spawn(const struct moat_exec_opts *o, struct target *t, pid_t *ret_pid,
+		 int *ret_console, moat_error *err)
+{
+	struct oci_config view = *t->cfg;
+	struct child_args c = { .o = o, .t = t, .view = &view };
+	int r;
+
+	/* Process attributes (scheduler, ioPriority, execCPUAffinity, LSM labels) come from the
+	 * exec'd process; personality and memoryPolicy, from the container's linux section. */
+	view.process = (struct oci_process *)o->process; /* only read through view */
+	if (moat_process_attrs_validate(&view, err) < 0)
+		return moat_error_ret(err);
+	if (t->cfg->linux != NULL && t->cfg->linux->seccomp != NULL &&
+	    moat_seccomp_prepare(t->cfg->linux->seccomp, &c.seccomp, err) < 0)
+		return moat_error_ret(err);
+	r = spawn_child(o, t, &c, ret_pid, ret_console, err);
+	moat_seccomp_free(c.seccomp);
+	return r;
 }
 
 int moat_container_exec(const struct moat_exec_opts *o, int *ret_status, moat_error *err)

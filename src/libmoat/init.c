@@ -16,6 +16,7 @@
 #include "process-attrs.h"
 #include "rootfs.h"
 #include "sync.h"
+#include "syscall-filter.h"
 #include "terminal.h"
 #include "userns.h"
 #include "utils.h"
@@ -100,6 +101,23 @@ static int send_console(const struct moat_init_args *a, moat_error *err)
 	return moat_sync_send_fd(a->sync_fd, MOAT_SYNC_CONSOLE, 0, master, err);
 }
 
+/* Load linux.seccomp; a listener fd (SCMP_ACT_NOTIFY) goes to moat, which hands it to the
+ * listener socket. */
+static int load_seccomp(const struct moat_init_args *a, moat_error *err)
+{
+	int notify = -1, r;
+
+	if (a->seccomp == NULL)
+		return 0;
+	if (moat_seccomp_load(a->seccomp, &notify, err) < 0)
+		return moat_error_prefix(err, "linux.seccomp");
+	if (notify < 0)
+		return 0;
+	r = moat_sync_send_fd(a->sync_fd, MOAT_SYNC_SECCOMP_FD, 0, notify, err);
+	close(notify);
+	return r;
+}
+
 static int build_container(const struct moat_init_args *a, int *idmapped,
 			   struct moat_exec *exec, moat_error *err)
 {
@@ -131,10 +149,17 @@ static int build_container(const struct moat_init_args *a, int *idmapped,
 		return moat_error_ret(err);
 	if (moat_process_setup_env(cfg, a->ns, a->no_new_keyring, err) < 0 ||
 	    moat_process_attrs_apply(cfg, err) < 0 ||
-	    moat_process_prepare_exec(cfg->process, a->listen_fds, exec, err) < 0 ||
-	    moat_process_become_user(cfg->process, err) < 0 ||
+	    moat_process_prepare_exec(cfg->process, a->listen_fds, exec, err) < 0)
+		return moat_error_ret(err);
+	/* Without no_new_privs the kernel takes a filter only with CAP_SYS_ADMIN: load it
+	 * before the capabilities go. With it, as late as the sync socket allows. */
+	if (!cfg->process->no_new_privileges && load_seccomp(a, err) < 0)
+		return moat_error_ret(err);
+	if (moat_process_become_user(cfg->process, err) < 0 ||
 	    moat_process_close_fds(a->listen_fds + a->preserve_fds, err) < 0 ||
 	    moat_process_attrs_exec(cfg, err) < 0)
+		return moat_error_ret(err);
+	if (cfg->process->no_new_privileges && load_seccomp(a, err) < 0)
 		return moat_error_ret(err);
 	return 0;
 }

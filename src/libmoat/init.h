@@ -24,6 +24,7 @@ struct moat_init_args {
 	int preserve_fds;
 	int listen_fds;       /* LISTEN_FDS passed through: fds 3.. ahead of preserve_fds */
 	pid_t host_pid;       /* the init's pid on the host, learned from moat */
+	struct moat_seccomp *seccomp; /* linux.seccomp, prepared by moat; NULL: none */
 	struct moat_cgroup *cg; /* moat's handle of the container's cgroup: its directory fds
 				 * are released at once, so no host directory is ever open in
 				 * the container (the precondition of CVE-2024-21626) */

@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "syscall-filter.h"
 #include "utils.h"
 
 static const char default_config[] =
@@ -74,26 +75,6 @@ static void drop_devpts_gid(struct oci_mount *m)
 	m->options_len = j;
 }
 
-/* /sys cannot be mounted without owning a network namespace's user
- * namespace from the host's view; a rootless container binds it. */
-static void bind_sys(struct oci_mount *m)
-{
-	static const char *const opts[] = { "rbind", "nosuid", "noexec", "nodev", "ro" };
-	size_t i;
-
-	for (i = 0; i < m->options_len; i++)
-		free(m->options[i]);
-	free(m->options);
-	m->options = xcalloc(MOAT_ARRAY_SIZE(opts), sizeof(char *));
-	for (i = 0; i < MOAT_ARRAY_SIZE(opts); i++)
-		m->options[i] = xstrdup(opts[i]);
-	m->options_len = MOAT_ARRAY_SIZE(opts);
-	free(m->type);
-	free(m->source);
-	m->type = xstrdup("bind");
-	m->source = xstrdup("/sys");
-}
-
 static void make_rootless(struct oci_config *cfg, uid_t uid, gid_t gid)
 {
 	struct oci_linux *lx = cfg->linux;
@@ -108,8 +89,6 @@ static void make_rootless(struct oci_config *cfg, uid_t uid, gid_t gid)
 	for (i = 0; i < cfg->mounts_len; i++) {
 		if (strcmp(cfg->mounts[i]->destination, "/dev/pts") == 0)
 			drop_devpts_gid(cfg->mounts[i]);
-		else if (strcmp(cfg->mounts[i]->destination, "/sys") == 0)
-			bind_sys(cfg->mounts[i]);
 	}
 }
 
@@ -126,6 +105,11 @@ int moat_spec_default(bool rootless, uid_t uid, gid_t gid, struct oci_config **r
 		return moat_error_msg(err, EINVAL, "%s", msg ? msg : "default config");
 	if (rootless)
 		make_rootless(cfg, uid, gid);
+	/* moat's default seccomp profile, written out so the config shows what applies. */
+	if (moat_seccomp_default(&cfg->linux->seccomp, err) < 0) {
+		oci_config_free(cfg);
+		return moat_error_ret(err);
+	}
 	*ret = cfg;
 	return 0;
 }

@@ -26,6 +26,7 @@ static const struct ocijson_field state_fields[] = {
 	OCIJSON_STR_MAP(S, "cgroupApplied", cgroup_applied, 0),
 	OCIJSON_STR(S, "isolation", isolation, 0),
 	OCIJSON_STR_MAP(S, "annotations", annotations, 0),
+	OCIJSON_STR_MAP(S, "policy", policy, 0),
 };
 #undef S
 const struct ocijson_type moat_state_type =

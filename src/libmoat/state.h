@@ -33,6 +33,7 @@ struct moat_state {
 						* (moat_cgroup_applied), kept up to date by update */
 	char *isolation;           /* "container" (microVM later) */
 	struct oci_string_map *annotations;
+	struct oci_string_map *policy; /* rule -> what the policy changed in the config */
 };
 
 extern const struct ocijson_type moat_state_type;

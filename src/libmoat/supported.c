@@ -10,6 +10,7 @@
 #include "namespaces.h"
 #include "oci-features.h"
 #include "process-attrs.h"
+#include "syscall-filter.h"
 #include "utils.h"
 
 static char **strv_dup(const char *const *src, size_t n)
@@ -49,6 +50,31 @@ static struct oci_features_enabled *enabled(bool on)
 	return e;
 }
 
+static char **names_of(enum moat_seccomp_names which, size_t *ret_n)
+{
+	const char *const *v = moat_seccomp_names(which);
+	size_t n = 0;
+
+	while (v[n] != NULL)
+		n++;
+	*ret_n = n;
+	return strv_dup(v, n);
+}
+
+static struct oci_features_seccomp *seccomp_features(void)
+{
+	struct oci_features_seccomp *s = xcalloc(1, sizeof(*s));
+
+	s->enabled = true;
+	s->enabled_present = true;
+	s->actions = names_of(MOAT_SECCOMP_ACTIONS, &s->actions_len);
+	s->operators = names_of(MOAT_SECCOMP_OPERATORS, &s->operators_len);
+	s->archs = names_of(MOAT_SECCOMP_ARCHES, &s->archs_len);
+	s->known_flags = names_of(MOAT_SECCOMP_KNOWN_FLAGS, &s->known_flags_len);
+	s->supported_flags = names_of(MOAT_SECCOMP_SUPPORTED_FLAGS, &s->supported_flags_len);
+	return s;
+}
+
 static struct oci_features_linux *linux_features(void)
 {
 	struct oci_features_linux *lx = xcalloc(1, sizeof(*lx));
@@ -68,9 +94,7 @@ static struct oci_features_linux *linux_features(void)
 						    .systemd_present = true, .systemd_user = false,
 						    .systemd_user_present = true, .rdma = true,
 						    .rdma_present = true };
-	/* Seccomp is reported off until moat compiles linux.seccomp. */
-	lx->seccomp = xcalloc(1, sizeof(*lx->seccomp));
-	lx->seccomp->enabled_present = true;
+	lx->seccomp = seccomp_features();
 	lx->apparmor = enabled(moat_lsm_apparmor_available());
 	lx->selinux = enabled(moat_lsm_selinux_available());
 	lx->intel_rdt = enabled(false);

@@ -17,6 +17,7 @@ enum moat_sync_type {
 	MOAT_SYNC_READY,            /* init -> parent: set up, waiting for start */
 	MOAT_SYNC_ERROR,            /* child -> parent: code + message, then exits */
 	MOAT_SYNC_CONSOLE,          /* init -> parent: the pty master, as SCM_RIGHTS */
+	MOAT_SYNC_SECCOMP_FD,       /* init -> parent: the seccomp listener fd (SCMP_ACT_NOTIFY) */
 	MOAT_SYNC_MOUNT_FD,         /* parent -> init: value = mounts[] index, fd = its
 				     * idmapped source, before CGROUP_DONE */
 };

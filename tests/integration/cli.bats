@@ -227,3 +227,10 @@ load helpers
 	run_moat features extra
 	assert_moat_error "unexpected argument 'extra'"
 }
+
+@test "--debug logs the command and its exit status" {
+	run --separate-stderr "$MOAT_BINARY" --root "$MOAT_ROOT" --debug list -q
+	assert_success
+	assert_equal "${stderr_lines[0]}" "moat: debug: list: root $MOAT_ROOT, pid ${stderr_lines[0]##*pid }"
+	assert_equal "${stderr_lines[1]}" 'moat: debug: list: exit status 0'
+}

@@ -42,10 +42,25 @@ moat() {
 	pidf=$(mktemp "$TEST_DIR/moat-cmd.XXXXXX") || return 1
 	(
 		echo "$BASHPID" >"$pidf"
-		exec timeout -k 10 "$MOAT_CMD_TIMEOUT" "$MOAT_BINARY" --root "$MOAT_ROOT" "$@"
+		exec timeout -k 10 "$MOAT_CMD_TIMEOUT" "$MOAT_BINARY" --root "$MOAT_ROOT" \
+			${MOAT_TEST_POLICY:+--policy "$MOAT_TEST_POLICY"} "$@"
 	) || rc=$?
 	rm -f "$pidf"
 	return "$rc"
+}
+
+# use_policy_without RULE...: this test's moat commands run under the hardened policy with
+# RULE... turned off (a policy file in $TEST_DIR), for a test whose config a policy rule
+# refuses on purpose while its subject is something else, such as a rootful container
+# (auto-userns) or a bind of a host path (deny-host-mounts). policy.bats tests the policy.
+use_policy_without() {
+	local rule rules=''
+	for rule in "$@"; do
+		rules+="${rules:+, }\"$rule\": {\"enabled\": false}"
+	done
+	MOAT_TEST_POLICY=$TEST_DIR/policy-without-$(IFS=-; echo "$*").json
+	printf '{"rules": {%s}}\n' "$rules" >"$MOAT_TEST_POLICY"
+	export MOAT_TEST_POLICY
 }
 
 # --- rootfs cache ---------------------------------------------------------
@@ -106,7 +121,8 @@ moat_setup() {
 	BUNDLE=
 	CONFIG=
 	CONTAINER_STDIN=
-	export TEST_DIR MOAT_ROOT CID BUNDLE CONFIG CONTAINER_STDIN
+	MOAT_TEST_POLICY=
+	export TEST_DIR MOAT_ROOT CID BUNDLE CONFIG CONTAINER_STDIN MOAT_TEST_POLICY
 	# No test reads the terminal by accident.
 	exec </dev/null
 }

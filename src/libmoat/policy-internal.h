@@ -1,0 +1,68 @@
+/* moat: what policy.c (the file and its presets), policy-rules.c (the rules) and
+ * policy-paths.c (which host paths a bind may use) share. */
+#ifndef MOAT_POLICY_INTERNAL_H
+#define MOAT_POLICY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "policy.h"
+
+/* One entry of "rules" in the policy file. Which lists a rule takes is in policy.c's rule
+ * table; a list a rule does not take is an error. */
+struct policy_rule_doc {
+	char *name;   /* the map key */
+	bool enabled;
+	bool enabled_present;
+	char **allow;
+	size_t allow_len;
+	char **deny;
+	size_t deny_len;
+};
+
+/* The policy file. */
+struct policy_doc {
+	char *preset;  /* "hardened" (default) or "compat" */
+	struct policy_rule_doc **rules;
+	size_t rules_len;
+	char **container_may_relax;
+	size_t container_may_relax_len;
+};
+
+struct moat_policy {
+	char *path;                /* the file read, or where the default one would be */
+	bool from_file;
+	struct policy_doc *doc;    /* complete after load: one entry per rule, in rule order */
+	const struct policy_rule_doc *rule[MOAT_RULE_COUNT]; /* into doc */
+	bool may_relax[MOAT_RULE_COUNT];
+	uint64_t cap_denied;       /* capability-ceiling: the capabilities refused */
+};
+
+/* A capability name ("CAP_SYS_ADMIN", case-insensitive, the CAP_ prefix optional) to its
+ * number, whatever this kernel knows; -EINVAL for an unknown name. (policy.c) */
+int policy_cap_value(const char *name, int *ret);
+/* The rule of that name, or -1. (policy.c) */
+int policy_rule_by_name(const char *name);
+
+/* ---- policy-paths.c ---------------------------------------------------------------- */
+
+/* path (relative ones against bundle) with every symlink resolved. The part of the path
+ * that does not exist yet is kept as written, normalized ("." and ".." and "//" folded). */
+char *policy_resolve_path(const char *path, const char *bundle);
+/* The same path, absolute and normalized, but no symlink followed. */
+char *policy_lexical_path(const char *path, const char *bundle);
+
+/* Whether a bind source, resolved, is refused by deny-host-mounts, given the rule's allow
+ * and deny lists (host paths) from the policy file. written is the source as the config
+ * spelled it (its basename also counts for engine sockets). */
+bool policy_bind_source_denied(const char *resolved, const char *written,
+			       const struct policy_rule_doc *rule);
+
+/* Whether root.path, resolved, is refused: the host's / , a sensitive path itself or an
+ * ancestor of one (a root below a sensitive path is an engine's rootfs, which is fine). */
+bool policy_root_path_denied(const char *resolved, const struct policy_rule_doc *rule);
+
+/* Whether path is path prefix or below it ("/a/b" is under "/a", "/ab" is not). */
+bool policy_path_under(const char *path, const char *prefix);
+
+#endif

@@ -1,0 +1,528 @@
+/* moat: the policy's rules, applied to a config.
+ *
+ * One function per rule, in rule order. Each walks the config and calls refuse() for what
+ * it will not have and change() for what it sets. Applying stops at the first refusal (an
+ * error); explaining collects every refusal and change instead, so the same code answers
+ * both `create` and `moat policy explain`.
+ */
+#include "policy-internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "mount.h"
+#include "utils.h"
+
+struct judge {
+	const struct moat_policy *p;
+	struct oci_config *cfg;
+	const char *bundle;
+	enum moat_rule_state state[MOAT_RULE_COUNT];
+	struct moat_policy_explanation *ex; /* explaining: collect; NULL: stop at a refusal */
+	struct oci_string_map *changes;
+	moat_error *err;
+};
+
+static void add_finding(struct judge *j, enum moat_policy_rule rule, bool refusal, char *text)
+{
+	struct moat_policy_explanation *ex = j->ex;
+
+	ex->findings = xrealloc(ex->findings, (ex->n_findings + 1) * sizeof(*ex->findings));
+	ex->findings[ex->n_findings++] =
+		(struct moat_policy_finding){ .rule = rule, .refusal = refusal, .text = text };
+	if (refusal)
+		ex->n_refusals++;
+}
+
+static char *vformat(const char *fmt, va_list ap)
+{
+	char *s = NULL;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		abort(); /* as xasprintf: no memory is not something to clean up after */
+	return s;
+}
+
+/* The rule will not have it: "policy <rule>: <text>; allow it in <file>[ or annotate ...]". */
+static int __attribute__((format(printf, 3, 4)))
+refuse(struct judge *j, enum moat_policy_rule rule, const char *fmt, ...)
+{
+	const char *name = moat_policy_rule_name(rule);
+	char *text;
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	text = vformat(fmt, ap);
+	va_end(ap);
+	if (j->ex != NULL) {
+		add_finding(j, rule, true, text);
+		return 0;
+	}
+	if (j->p->may_relax[rule])
+		r = moat_error_msg(j->err, EPERM,
+				   "policy %s: %s; allow it in %s or annotate " MOAT_POLICY_ALLOW_ANNOTATION
+				   "=%s",
+				   name, text, moat_policy_path(j->p), name);
+	else
+		r = moat_error_msg(j->err, EPERM, "policy %s: %s; allow it in %s", name, text,
+				   moat_policy_path(j->p));
+	free(text);
+	return r;
+}
+
+static void change(struct judge *j, enum moat_policy_rule rule, const char *text)
+{
+	oci_string_map_set(&j->changes, moat_policy_rule_name(rule), text);
+	if (j->ex != NULL)
+		add_finding(j, rule, false, xstrdup(text));
+}
+
+static const struct oci_namespace *find_ns(const struct oci_config *cfg, const char *type,
+					   size_t *ret_idx)
+{
+	const struct oci_linux *lx = cfg->linux;
+
+	for (size_t i = 0; lx != NULL && i < lx->namespaces_len; i++) {
+		if (strcmp(lx->namespaces[i]->type, type) == 0) {
+			*ret_idx = i;
+			return lx->namespaces[i];
+		}
+	}
+	return NULL;
+}
+
+/* path names the namespace this process is in (same nsfs inode). */
+static bool is_own_ns(const char *path, const char *own)
+{
+	struct stat a, b;
+
+	return stat(path, &a) == 0 && stat(own, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+/* ---- default-seccomp ---------------------------------------------------------------- */
+
+static int rule_default_seccomp(struct judge *j)
+{
+	const char *json = moat_policy_default_seccomp_json();
+	_cleanup_free_ char *msg = NULL;
+	void *profile = NULL;
+	int r;
+
+	if (j->cfg->linux != NULL && j->cfg->linux->seccomp != NULL)
+		return 0;
+	r = ocijson_parse_data(&oci_seccomp_type, json, strlen(json), "default seccomp profile",
+			       &profile, &msg);
+	if (r < 0)
+		return moat_error_msg(j->err, -r, "policy default-seccomp: %s",
+				      msg ? msg : "invalid profile");
+	if (j->cfg->linux == NULL)
+		j->cfg->linux = xcalloc(1, sizeof(*j->cfg->linux));
+	j->cfg->linux->seccomp = profile;
+	change(j, MOAT_RULE_DEFAULT_SECCOMP, "added moat's default profile");
+	return 0;
+}
+
+/* ---- deny-host-mounts --------------------------------------------------------------- */
+
+static bool is_device_node(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 && (S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode));
+}
+
+static int check_root_path(struct judge *j, const struct policy_rule_doc *rule)
+{
+	_cleanup_free_ char *resolved = NULL;
+
+	if (j->cfg->root == NULL || j->cfg->root->path == NULL)
+		return 0;
+	resolved = policy_resolve_path(j->cfg->root->path, j->bundle);
+	if (!policy_root_path_denied(resolved, rule))
+		return 0;
+	return refuse(j, MOAT_RULE_DENY_HOST_MOUNTS, "root.path is host path %s", resolved);
+}
+
+static int check_bind(struct judge *j, const struct policy_rule_doc *rule, size_t i)
+{
+	const struct oci_mount *m = j->cfg->mounts[i];
+	_cleanup_free_ char *resolved = NULL, *lexical = NULL;
+
+	if (m->source == NULL || !moat_mount_is_bind(m))
+		return 0;
+	resolved = policy_resolve_path(m->source, j->bundle);
+	/* A device node is deny-devices' to judge. */
+	if (is_device_node(resolved) || !policy_bind_source_denied(resolved, m->source, rule))
+		return 0;
+	lexical = policy_lexical_path(m->source, j->bundle);
+	if (policy_bind_source_denied(lexical, m->source, rule))
+		return refuse(j, MOAT_RULE_DENY_HOST_MOUNTS, "mounts[%zu] binds host path %s", i,
+			      m->source);
+	return refuse(j, MOAT_RULE_DENY_HOST_MOUNTS, "mounts[%zu] binds host path %s (resolves to %s)",
+		      i, m->source, resolved);
+}
+
+static int rule_deny_host_mounts(struct judge *j)
+{
+	const struct policy_rule_doc *rule = j->p->rule[MOAT_RULE_DENY_HOST_MOUNTS];
+	int r = check_root_path(j, rule);
+
+	for (size_t i = 0; r == 0 && i < j->cfg->mounts_len; i++)
+		r = check_bind(j, rule, i);
+	return r;
+}
+
+/* ---- no-new-privileges -------------------------------------------------------------- */
+
+static int rule_no_new_privileges(struct judge *j)
+{
+	struct oci_process *proc = j->cfg->process;
+
+	if (proc == NULL || (proc->no_new_privileges_present && proc->no_new_privileges))
+		return 0;
+	proc->no_new_privileges = true;
+	proc->no_new_privileges_present = true;
+	change(j, MOAT_RULE_NO_NEW_PRIVILEGES, "set process.noNewPrivileges to true");
+	return 0;
+}
+
+/* ---- capability-ceiling ------------------------------------------------------------- */
+
+static int check_cap_set(struct judge *j, const char *set, char *const *names, size_t n)
+{
+	int v, r = 0;
+
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		/* An unknown name is not the policy's to judge: the config check refuses it. */
+		if (policy_cap_value(names[i], &v) < 0 || !(j->p->cap_denied & (UINT64_C(1) << v)))
+			continue;
+		r = refuse(j, MOAT_RULE_CAPABILITY_CEILING, "process.capabilities.%s[%zu] asks for %s",
+			   set, i, names[i]);
+	}
+	return r;
+}
+
+static int rule_capability_ceiling(struct judge *j)
+{
+	const struct oci_capabilities *c = j->cfg->process ? j->cfg->process->capabilities : NULL;
+	int r;
+
+	if (c == NULL)
+		return 0;
+	r = check_cap_set(j, "bounding", c->bounding, c->bounding_len);
+	if (r == 0)
+		r = check_cap_set(j, "effective", c->effective, c->effective_len);
+	if (r == 0)
+		r = check_cap_set(j, "inheritable", c->inheritable, c->inheritable_len);
+	if (r == 0)
+		r = check_cap_set(j, "permitted", c->permitted, c->permitted_len);
+	if (r == 0)
+		r = check_cap_set(j, "ambient", c->ambient, c->ambient_len);
+	return r;
+}
+
+/* ---- deny-devices ------------------------------------------------------------------- */
+
+/* Character devices that hand out the host, by path and by number. */
+static const struct {
+	const char *path;
+	unsigned major, minor;
+	const char *what;
+} host_devices[] = {
+	{ "/dev/mem", 1, 1, "physical memory" },
+	{ "/dev/kmem", 1, 2, "kernel memory" },
+	{ "/dev/port", 1, 4, "I/O ports" },
+	{ "/dev/kvm", 10, 232, "KVM, allowed only with " MOAT_ISOLATION_ANNOTATION "=microvm" },
+};
+#define HOST_DEVICE_KVM 3
+
+static bool in_list(const char *s, char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(s, list[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool is_microvm(const struct judge *j)
+{
+	const char *v = oci_string_map_get(j->cfg->annotations, MOAT_ISOLATION_ANNOTATION);
+
+	return v != NULL && strcmp(v, "microvm") == 0;
+}
+
+/* Why the device at path (type 'b', 'c', ...; numbers when known) is refused, or NULL. */
+static const char *device_refusal(const struct judge *j, const char *path, char type,
+				  bool numbered, unsigned major, unsigned minor)
+{
+	const struct policy_rule_doc *rule = j->p->rule[MOAT_RULE_DENY_DEVICES];
+
+	if (in_list(path, rule->allow, rule->allow_len))
+		return NULL;
+	if (in_list(path, rule->deny, rule->deny_len))
+		return "in the policy's deny list";
+	if (type == 'b')
+		return "a block device";
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(host_devices); i++) {
+		if (strcmp(path, host_devices[i].path) != 0 &&
+		    !(numbered && type != 'p' && major == host_devices[i].major &&
+		      minor == host_devices[i].minor))
+			continue;
+		if (i == HOST_DEVICE_KVM && is_microvm(j))
+			return NULL;
+		return host_devices[i].what;
+	}
+	return NULL;
+}
+
+static int check_config_devices(struct judge *j)
+{
+	const struct oci_linux *lx = j->cfg->linux;
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && lx != NULL && i < lx->devices_len; i++) {
+		const struct oci_device *d = lx->devices[i];
+		const char *why = device_refusal(j, d->path, d->type[0],
+						 d->major_present && d->minor_present,
+						 (unsigned)d->major, (unsigned)d->minor);
+
+		if (why != NULL)
+			r = refuse(j, MOAT_RULE_DENY_DEVICES, "linux.devices[%zu] is host device %s (%s)",
+				   i, d->path, why);
+	}
+	return r;
+}
+
+static int check_bound_devices(struct judge *j)
+{
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < j->cfg->mounts_len; i++) {
+		const struct oci_mount *m = j->cfg->mounts[i];
+		_cleanup_free_ char *resolved = NULL;
+		const char *why;
+		struct stat sb;
+
+		if (m->source == NULL || !moat_mount_is_bind(m))
+			continue;
+		resolved = policy_resolve_path(m->source, j->bundle);
+		if (stat(resolved, &sb) < 0 || !(S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode)))
+			continue;
+		why = device_refusal(j, resolved, S_ISBLK(sb.st_mode) ? 'b' : 'c', true,
+				     major(sb.st_rdev), minor(sb.st_rdev));
+		if (why != NULL)
+			r = refuse(j, MOAT_RULE_DENY_DEVICES, "mounts[%zu] binds host device %s (%s)", i,
+				   m->source, why);
+	}
+	return r;
+}
+
+/* A device cgroup rule that lets the container open every device (or every block device):
+ * no type or type a (or b), no numbers, and read or write access. */
+static int check_device_rules(struct judge *j)
+{
+	const struct oci_resources *res = j->cfg->linux ? j->cfg->linux->resources : NULL;
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && res != NULL && i < res->devices_len; i++) {
+		const struct oci_device_cgroup *d = res->devices[i];
+		bool any = d->type == NULL || strcmp(d->type, "a") == 0;
+
+		if (!d->allow || d->major_present || d->minor_present ||
+		    (!any && strcmp(d->type, "b") != 0) ||
+		    (d->access != NULL && strpbrk(d->access, "rw") == NULL))
+			continue;
+		r = refuse(j, MOAT_RULE_DENY_DEVICES, "linux.resources.devices[%zu] allows every %sdevice",
+			   i, any ? "" : "block ");
+	}
+	return r;
+}
+
+static int rule_deny_devices(struct judge *j)
+{
+	int r = check_config_devices(j);
+
+	if (r == 0)
+		r = check_bound_devices(j);
+	if (r == 0)
+		r = check_device_rules(j);
+	return r;
+}
+
+/* ---- network ------------------------------------------------------------------------ */
+
+static int rule_network(struct judge *j)
+{
+	size_t i;
+	const struct oci_namespace *ns = find_ns(j->cfg, "network", &i);
+
+	if (ns == NULL)
+		return refuse(j, MOAT_RULE_NETWORK,
+			      "linux.namespaces has no network namespace (the container would share "
+			      "the host's network)");
+	if (ns->path != NULL && is_own_ns(ns->path, "/proc/self/ns/net"))
+		return refuse(j, MOAT_RULE_NETWORK,
+			      "linux.namespaces[%zu].path %s is the network namespace moat runs in", i,
+			      ns->path);
+	return 0;
+}
+
+/* ---- auto-userns -------------------------------------------------------------------- */
+
+/* For now the rule refuses a config without a user namespace; the automatic user namespace
+ * (one moat makes and maps itself) will replace this function. */
+static int rule_auto_userns(struct judge *j)
+{
+	size_t i;
+	const struct oci_namespace *ns = find_ns(j->cfg, "user", &i);
+
+	if (ns == NULL)
+		return refuse(j, MOAT_RULE_AUTO_USERNS,
+			      "linux.namespaces has no user namespace (container root would be host "
+			      "root; moat does not add one by itself yet)");
+	if (ns->path != NULL && is_own_ns(ns->path, "/proc/self/ns/user"))
+		return refuse(j, MOAT_RULE_AUTO_USERNS,
+			      "linux.namespaces[%zu].path %s is the user namespace moat runs in", i,
+			      ns->path);
+	return 0;
+}
+
+/* ---- the driver --------------------------------------------------------------------- */
+
+static int (*const rule_fns[MOAT_RULE_COUNT])(struct judge *) = {
+	[MOAT_RULE_DEFAULT_SECCOMP] = rule_default_seccomp,
+	[MOAT_RULE_DENY_HOST_MOUNTS] = rule_deny_host_mounts,
+	[MOAT_RULE_NO_NEW_PRIVILEGES] = rule_no_new_privileges,
+	[MOAT_RULE_CAPABILITY_CEILING] = rule_capability_ceiling,
+	[MOAT_RULE_DENY_DEVICES] = rule_deny_devices,
+	[MOAT_RULE_NETWORK] = rule_network,
+	[MOAT_RULE_AUTO_USERNS] = rule_auto_userns,
+};
+
+/* The annotation names a rule the file does not let a container relax. */
+static int refuse_relaxing(struct judge *j, enum moat_policy_rule rule)
+{
+	const char *name = moat_policy_rule_name(rule);
+	char *text = xasprintf("annotation " MOAT_POLICY_ALLOW_ANNOTATION " relaxes this rule, but %s "
+			       "does not list it in containerMayRelax",
+			       moat_policy_path(j->p));
+	int r;
+
+	if (j->ex != NULL) {
+		add_finding(j, rule, true, text);
+		return 0;
+	}
+	r = moat_error_msg(j->err, EPERM, "policy %s: %s", name, text);
+	free(text);
+	return r;
+}
+
+/* moat.policy.allow=<rule>[,<rule>...]: relax what the file lets a container relax. */
+static int read_relaxations(struct judge *j)
+{
+	const char *v = oci_string_map_get(j->cfg->annotations, MOAT_POLICY_ALLOW_ANNOTATION);
+	_cleanup_free_ char *copy = v ? xstrdup(v) : NULL;
+	char *save = NULL, *tok;
+	int rule, r;
+
+	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
+		tok += strspn(tok, " \t");
+		tok[strcspn(tok, " \t")] = '\0';
+		if (*tok == '\0')
+			continue;
+		rule = policy_rule_by_name(tok);
+		if (rule < 0)
+			return moat_error_msg(j->err, EINVAL,
+					      "policy: annotations." MOAT_POLICY_ALLOW_ANNOTATION
+					      ": unknown rule '%s'",
+					      tok);
+		if (j->state[rule] != MOAT_RULE_ON)
+			continue;
+		if (!j->p->may_relax[rule]) {
+			if ((r = refuse_relaxing(j, rule)) < 0)
+				return r;
+			continue;
+		}
+		j->state[rule] = MOAT_RULE_RELAXED;
+		change(j, rule, "relaxed by annotation " MOAT_POLICY_ALLOW_ANNOTATION);
+	}
+	return 0;
+}
+
+/* `moat state` shows the policy's record as annotations moat.policy.<rule>: a config may not
+ * bring its own (moat.policy.allow aside). */
+static int check_reserved_annotations(struct judge *j)
+{
+	const struct oci_string_map *ann = j->cfg->annotations;
+
+	for (size_t i = 0; ann != NULL && i < ann->len; i++) {
+		if (strncmp(ann->keys[i], "moat.policy.", 12) == 0 &&
+		    strcmp(ann->keys[i], MOAT_POLICY_ALLOW_ANNOTATION) != 0)
+			return moat_error_msg(j->err, EINVAL,
+					      "policy: annotations.%s: moat.policy.* is reserved for "
+					      "what the policy records (a config may set only "
+					      MOAT_POLICY_ALLOW_ANNOTATION ")",
+					      ann->keys[i]);
+	}
+	return 0;
+}
+
+static int judge_config(struct judge *j)
+{
+	int r;
+
+	for (int i = 0; i < MOAT_RULE_COUNT; i++)
+		j->state[i] = j->p->rule[i]->enabled ? MOAT_RULE_ON : MOAT_RULE_OFF;
+	r = check_reserved_annotations(j);
+	if (r == 0)
+		r = read_relaxations(j);
+	for (int i = 0; r == 0 && i < MOAT_RULE_COUNT; i++)
+		if (j->state[i] == MOAT_RULE_ON)
+			r = rule_fns[i](j);
+	return r;
+}
+
+int moat_policy_apply(const struct moat_policy *p, struct oci_config *cfg, const char *bundle,
+		      struct oci_string_map **ret_changes, moat_error *err)
+{
+	struct judge j = { .p = p, .cfg = cfg, .bundle = bundle, .err = err };
+
+	if (judge_config(&j) < 0) {
+		oci_string_map_free(j.changes);
+		return moat_error_ret(err);
+	}
+	*ret_changes = j.changes;
+	return 0;
+}
+
+int moat_policy_explain(const struct moat_policy *p, struct oci_config *cfg, const char *bundle,
+			struct moat_policy_explanation **ret, moat_error *err)
+{
+	struct judge j = { .p = p, .cfg = cfg, .bundle = bundle, .err = err };
+
+	j.ex = xcalloc(1, sizeof(*j.ex));
+	if (judge_config(&j) < 0) {
+		oci_string_map_free(j.changes);
+		moat_policy_explanation_free(j.ex);
+		return moat_error_ret(err);
+	}
+	memcpy(j.ex->state, j.state, sizeof(j.state));
+	oci_string_map_free(j.changes);
+	*ret = j.ex;
+	return 0;
+}
+
+void moat_policy_explanation_free(struct moat_policy_explanation *ex)
+{
+	if (ex == NULL)
+		return;
+	for (size_t i = 0; i < ex->n_findings; i++)
+		free(ex->findings[i].text);
+	free(ex->findings);
+	free(ex);
+}

@@ -1,0 +1,98 @@
+/* moat: the policy, the one place that decides what a config may do.
+ *
+ * A policy is a set of rules, each on or off (contrib/policy/README.md documents them and
+ * the file format). It comes from a JSON file (MOAT_POLICY_FILE, or --policy) or, when
+ * the default file does not exist, from the built-in `hardened` preset (every rule on).
+ * The `compat` preset turns every rule off and behaves like crun.
+ *
+ * Applying the policy to a config either refuses it, with one line that names the rule,
+ * the offending field and the way to allow it:
+ *   policy deny-host-mounts: mounts[3] binds host path /var/run/docker.sock; allow it in
+ *   /etc/moat/policy.json or annotate moat.policy.allow=deny-host-mounts
+ * or accepts it, possibly after changing it (a default seccomp profile, noNewPrivileges);
+ * every change is returned as rule -> text so that it can be kept in the state.
+ *
+ * A container relaxes a rule with the annotation moat.policy.allow=<rule>[,<rule>...],
+ * and only when the policy file lists that rule in containerMayRelax; otherwise the
+ * annotation itself is refused.
+ */
+#ifndef MOAT_POLICY_H
+#define MOAT_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "oci-config.h"
+
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#define MOAT_POLICY_FILE SYSCONFDIR "/moat/policy.json"
+#define MOAT_POLICY_ALLOW_ANNOTATION "moat.policy.allow"
+/* Set by the microVM isolation; the deny-devices rule then lets /dev/kvm through. */
+#define MOAT_ISOLATION_ANNOTATION "moat.isolation"
+
+enum moat_policy_rule {
+	MOAT_RULE_DEFAULT_SECCOMP,
+	MOAT_RULE_DENY_HOST_MOUNTS,
+	MOAT_RULE_NO_NEW_PRIVILEGES,
+	MOAT_RULE_CAPABILITY_CEILING,
+	MOAT_RULE_DENY_DEVICES,
+	MOAT_RULE_NETWORK,
+	MOAT_RULE_AUTO_USERNS,
+	MOAT_RULE_COUNT,
+};
+
+struct moat_policy;
+
+/* "deny-host-mounts", ... */
+const char *moat_policy_rule_name(enum moat_policy_rule rule);
+
+/* Read the policy from path; with path NULL, from MOAT_POLICY_FILE when it exists and the
+ * built-in hardened preset when it does not. A file that exists but cannot be read or
+ * parsed is an error naming the JSON path of the fault. */
+int moat_policy_load(const char *path, struct moat_policy **ret, moat_error *err);
+void moat_policy_free(struct moat_policy *p);
+
+/* The file the policy came from, or where the default one would be. */
+const char *moat_policy_path(const struct moat_policy *p);
+/* False for the built-in default (no file was found). */
+bool moat_policy_from_file(const struct moat_policy *p);
+
+/* The effective policy (every rule, its switch and its lists) in the file format, so that
+ * it can be saved and edited. */
+int moat_policy_show(const struct moat_policy *p, char **ret_json, moat_error *err);
+
+/* Check cfg against p and make the policy's changes to cfg. bundle (absolute) anchors
+ * relative bind sources. A refusal is an error (EPERM); on success *ret_changes holds
+ * rule -> what was changed (NULL when nothing was). */
+int moat_policy_apply(const struct moat_policy *p, struct oci_config *cfg, const char *bundle,
+		      struct oci_string_map **ret_changes, moat_error *err);
+
+/* What apply would do, rule by rule, without stopping at the first refusal. */
+enum moat_rule_state { MOAT_RULE_OFF, MOAT_RULE_ON, MOAT_RULE_RELAXED };
+
+struct moat_policy_finding {
+	enum moat_policy_rule rule;
+	bool refusal; /* else a change */
+	char *text;   /* "mounts[3] binds host path /etc" */
+};
+
+struct moat_policy_explanation {
+	enum moat_rule_state state[MOAT_RULE_COUNT];
+	struct moat_policy_finding *findings;
+	size_t n_findings;
+	size_t n_refusals;
+};
+
+/* Fills *ret for cfg (which it changes as apply would). Fails only on errors that are not
+ * refusals (an unknown rule in the annotation, ...). */
+int moat_policy_explain(const struct moat_policy *p, struct oci_config *cfg, const char *bundle,
+			struct moat_policy_explanation **ret, moat_error *err);
+void moat_policy_explanation_free(struct moat_policy_explanation *ex);
+
+/* The JSON text of moat's default seccomp profile (an OCI LinuxSeccomp object). */
+const char *moat_policy_default_seccomp_json(void);
+
+#endif
