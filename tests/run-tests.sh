@@ -41,12 +41,21 @@ esac
 export MOAT_BINARY
 export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-180}
 
+# Everything the tests make goes under one directory of this run, so the last
+# check (zz-residue.bats) sees this run's leftovers only, not another run's.
+MOAT_RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/moat-run.XXXXXX") || exit 2
+chmod 0755 "$MOAT_RUN_DIR"
+export MOAT_RUN_DIR
+TMPDIR=$MOAT_RUN_DIR
+export TMPDIR
 log=$(mktemp "${TMPDIR:-/tmp}/moat-tests.XXXXXX") || exit 2
 # Built once, shared by every bats file (see build_rootfs_cache); it only
 # ever holds plain files that tests copy, never a mount.
 MOAT_TEST_CACHE=$(mktemp -d "${TMPDIR:-/tmp}/moat-test-cache.XXXXXX") || exit 2
 export MOAT_TEST_CACHE
-trap 'rm -f "$log"; rm -rf --one-file-system "$MOAT_TEST_CACHE"' EXIT
+# The run directory goes only if the tests left it empty (a mount left under it
+# must not be walked into).
+trap 'rm -f "$log"; rm -rf --one-file-system "$MOAT_TEST_CACHE"; rmdir "$MOAT_RUN_DIR" 2>/dev/null' EXIT
 
 # selected NAME: true when TESTS is unset or matches NAME (with or without
 # its .bats suffix).

@@ -41,6 +41,9 @@ struct moat_policy {
 /* A capability name ("CAP_SYS_ADMIN", case-insensitive, the CAP_ prefix optional) to its
  * number, whatever this kernel knows; -EINVAL for an unknown name. (policy.c) */
 int policy_cap_value(const char *name, int *ret);
+/* moat_policy_load of path; is_default: path is the default file, which may be absent (the
+ * built-in preset) and must belong to root or the caller and be writable by no one else. */
+int policy_load_at(const char *path, bool is_default, struct moat_policy **ret, moat_error *err);
 /* The rule of that name, or -1. (policy.c) */
 int policy_rule_by_name(const char *name);
 

@@ -354,13 +354,18 @@ static int read_doc(const char *path, bool is_default, struct policy_doc **ret, 
 
 int moat_policy_load(const char *path, struct moat_policy **ret, moat_error *err)
 {
+	return policy_load_at(path ? path : MOAT_POLICY_FILE, path == NULL, ret, err);
+}
+
+int policy_load_at(const char *path, bool is_default, struct moat_policy **ret, moat_error *err)
+{
 	struct moat_policy *p = xcalloc(1, sizeof(*p));
 	struct stat sb;
 
-	p->path = xstrdup(path ? path : MOAT_POLICY_FILE);
-	if (path == NULL && stat(p->path, &sb) < 0 && errno == ENOENT) {
+	p->path = xstrdup(path);
+	if (is_default && stat(p->path, &sb) < 0 && errno == ENOENT) {
 		p->doc = xcalloc(1, sizeof(*p->doc));
-	} else if (read_doc(p->path, path == NULL, &p->doc, err) < 0) {
+	} else if (read_doc(p->path, is_default, &p->doc, err) < 0) {
 		moat_policy_free(p);
 		return moat_error_ret(err);
 	} else {

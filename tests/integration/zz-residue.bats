@@ -17,7 +17,7 @@ load helpers
 	# this test's own directories exist while it runs
 	left=$(grep -vxF -e "$TEST_DIR" -e "$MOAT_ROOT" <<<"$left" || true)
 	[[ -z $left ]] || fail "temporary directories left behind: $left"
-	run grep -E ' /tmp/moat-(test|root)\.' /proc/self/mountinfo
+	run grep -F " ${TMPDIR:-/tmp}/moat-" /proc/self/mountinfo
 	assert_output ''
 }
 

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -287,6 +288,43 @@ static void test_file_errors(void **state)
 	}
 }
 
+/* The default file must belong to root (or the caller) and be writable by no one else; a
+ * missing one is the built-in preset. A file named with --policy is not checked. */
+static void test_default_file_owner(void **state)
+{
+	char path[] = "/tmp/moat-test-policy.XXXXXX";
+	moat_error err = MOAT_ERROR_INIT;
+	struct moat_policy *p = NULL;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write_all(fd, "{}", 2), 2);
+	close(fd);
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(policy_load_at(path, true, &p, &err), 0);
+	assert_true(moat_policy_from_file(p));
+	moat_policy_free(p);
+	assert_int_equal(chmod(path, 0664), 0);
+	assert_int_equal(policy_load_at(path, true, &p, &err), -EPERM);
+	assert_non_null(strstr(err.msg, "is writable by group or others"));
+	moat_error_clear(&err);
+	assert_int_equal(policy_load_at(path, false, &p, &err), 0);
+	moat_policy_free(p);
+	if (geteuid() == 0) {
+		assert_int_equal(chmod(path, 0644), 0);
+		assert_int_equal(chown(path, 1234, 1234), 0);
+		assert_int_equal(policy_load_at(path, true, &p, &err), -EPERM);
+		assert_non_null(strstr(err.msg, "is owned by uid 1234, not root"));
+		moat_error_clear(&err);
+	}
+	unlink(path);
+	assert_int_equal(policy_load_at(path, true, &p, &err), 0);
+	assert_false(moat_policy_from_file(p));
+	assert_true(p->rule[MOAT_RULE_NETWORK]->enabled);
+	moat_policy_free(p);
+}
+
 static void test_presets(void **state)
 {
 	struct moat_policy *h = load(NULL), *c = load("{\"preset\": \"compat\"}"),
@@ -519,6 +557,7 @@ int main(void)
 		cmocka_unit_test(test_bind_sources),
 		cmocka_unit_test(test_bind_lists),
 		cmocka_unit_test(test_file_errors),
+		cmocka_unit_test(test_default_file_owner),
 		cmocka_unit_test(test_presets),
 		cmocka_unit_test(test_ceiling),
 		cmocka_unit_test(test_hardened_accepts_and_changes),
