@@ -18,6 +18,7 @@
 
 #include "cgroup.h"
 #include "container.h"
+#include "init.h"
 #include "namespaces.h"
 #include "process.h"
 #include "process-attrs.h"
@@ -92,20 +93,9 @@ struct child_args {
 	int sync_fd;
 };
 
-/* As the container's init does (init.c): the listener fd of SCMP_ACT_NOTIFY goes to moat. */
 static int load_seccomp(const struct child_args *c, moat_error *err)
 {
-	int notify = -1, r;
-
-	if (c->seccomp == NULL)
-		return 0;
-	if (moat_seccomp_load(c->seccomp, &notify, err) < 0)
-		return moat_error_prefix(err, "linux.seccomp");
-	if (notify < 0)
-		return 0;
-	r = moat_sync_send_fd(c->sync_fd, MOAT_SYNC_SECCOMP_FD, 0, notify, err);
-	close(notify);
-	return r;
+	return moat_init_load_seccomp(c->seccomp, c->sync_fd, err);
 }
 
 static int run_process(const struct child_args *c, moat_error *err)

@@ -101,21 +101,24 @@ static int send_console(const struct moat_init_args *a, moat_error *err)
 	return moat_sync_send_fd(a->sync_fd, MOAT_SYNC_CONSOLE, 0, master, err);
 }
 
-/* Load linux.seccomp; a listener fd (SCMP_ACT_NOTIFY) goes to moat, which hands it to the
- * listener socket. */
-static int load_seccomp(const struct moat_init_args *a, moat_error *err)
+int moat_init_load_seccomp(struct moat_seccomp *sc, int sync_fd, moat_error *err)
 {
 	int notify = -1, r;
 
-	if (a->seccomp == NULL)
+	if (sc == NULL)
 		return 0;
-	if (moat_seccomp_load(a->seccomp, &notify, err) < 0)
+	if (moat_seccomp_load(sc, &notify, err) < 0)
 		return moat_error_prefix(err, "linux.seccomp");
 	if (notify < 0)
 		return 0;
-	r = moat_sync_send_fd(a->sync_fd, MOAT_SYNC_SECCOMP_FD, 0, notify, err);
+	r = moat_sync_send_fd(sync_fd, MOAT_SYNC_SECCOMP_FD, 0, notify, err);
 	close(notify);
 	return r;
+}
+
+static int load_seccomp(const struct moat_init_args *a, moat_error *err)
+{
+	return moat_init_load_seccomp(a->seccomp, a->sync_fd, err);
 }
 
 static int build_container(const struct moat_init_args *a, int *idmapped,

@@ -10,6 +10,9 @@
 #include "namespaces.h"
 #include "oci-config.h"
 
+struct moat_cgroup;
+struct moat_seccomp;
+
 struct moat_init_args {
 	const char *id;
 	const struct oci_config *cfg;
@@ -29,6 +32,11 @@ struct moat_init_args {
 				 * are released at once, so no host directory is ever open in
 				 * the container (the precondition of CVE-2024-21626) */
 };
+
+/* Load a prepared linux.seccomp into this process; with SCMP_ACT_NOTIFY the listener fd
+ * goes to moat over sync_fd (MOAT_SYNC_SECCOMP_FD), which hands it to the listener socket.
+ * sc NULL: nothing to do. Shared by the container's init and exec'd processes. */
+int moat_init_load_seccomp(struct moat_seccomp *sc, int sync_fd, moat_error *err);
 
 /* Runs in the forked child; never returns. */
 __attribute__((noreturn)) void moat_init_stage1(const struct moat_init_args *a);
