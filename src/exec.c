@@ -224,7 +224,7 @@ static void flags_free(struct flags *f)
 int moat_cmd_exec(struct moat_globals *g, int argc, char **argv)
 {
 	moat_error err = MOAT_ERROR_INIT;
-	struct moat_exec_opts o = { .root = g->root };
+	struct moat_exec_opts o = { .root = g->root, .policy = g->policy };
 	struct oci_process *p = NULL;
 	struct flags f = { 0 };
 	int r, status = 0;

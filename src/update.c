@@ -273,7 +273,7 @@ int moat_cmd_update(struct moat_globals *g, int argc, char **argv)
 		oci_resources_free(res);
 		return rc;
 	}
-	if (moat_container_update(g->root, id, res, &err) < 0)
+	if (moat_container_update(g->root, id, g->policy, res, &err) < 0)
 		return moat_fail(&err);
 	return EXIT_SUCCESS;
 }

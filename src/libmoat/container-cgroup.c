@@ -6,6 +6,7 @@
 
 #include "cgroup.h"
 #include "container-internal.h"
+#include "policy.h"
 #include "utils.h"
 
 /* The opened container's cgroup; a container without one (rootless, no resources) cannot be
@@ -116,8 +117,31 @@ static int save_applied(const struct moat_opened *c, const struct oci_string_map
 	return moat_state_write(c->dirfd, c->st, err);
 }
 
-int moat_container_update(const char *root, const char *id, struct oci_resources *res,
-			  moat_error *err)
+/* New resources meet the policy's rules for resources (deny-devices), with the container's
+ * relaxations (its annotations). */
+static int hold_to_policy(const struct moat_opened *c, const char *policy,
+			  struct oci_resources *res, moat_error *err)
+{
+	struct oci_linux lx = { .resources = res };
+	struct oci_config *saved = NULL;
+	struct oci_config view = { 0 };
+	struct moat_policy *p = NULL;
+	int r;
+
+	if (moat_state_read_config(c->dirfd, &saved, err) < 0)
+		return moat_error_ret(err);
+	view.annotations = saved->annotations;
+	view.linux = &lx;
+	r = moat_policy_load(policy, &p, err);
+	if (r == 0)
+		r = moat_policy_apply_rules(p, &view, MOAT_POLICY_UPDATE_RULES, err);
+	moat_policy_free(p);
+	oci_config_free(saved);
+	return r < 0 ? moat_error_prefix(err, "update") : 0;
+}
+
+int moat_container_update(const char *root, const char *id, const char *policy,
+			  struct oci_resources *res, moat_error *err)
 {
 	struct moat_cgroup *cg = NULL;
 	struct moat_opened c;
@@ -130,6 +154,8 @@ int moat_container_update(const char *root, const char *id, struct oci_resources
 	if (c.status == MOAT_STATUS_STOPPED)
 		r = moat_error_msg(err, EINVAL, "update: container '%s' is stopped", id);
 	else
+		r = hold_to_policy(&c, policy, res, err);
+	if (r == 0)
 		r = open_cgroup(&c, "update", &cg, err);
 	if (r == 0 && moat_cgroup_update(cg, res, err) < 0)
 		r = moat_error_ret(err);

@@ -51,9 +51,10 @@ int moat_container_resume(const char *root, const char *id, moat_error *err);
 int moat_container_pids(const char *root, const char *id, pid_t **ret_pids, size_t *ret_n,
 			moat_error *err);
 /* Apply the fields res sets to the running container's cgroup and record them in its saved
- * config. Takes res over (it is freed). */
-int moat_container_update(const char *root, const char *id, struct oci_resources *res,
-			  moat_error *err);
+ * config. They are first held to the policy (policy, or the default file when NULL): device
+ * rules that open every device are refused as at create. Takes res over (it is freed). */
+int moat_container_update(const char *root, const char *id, const char *policy,
+			  struct oci_resources *res, moat_error *err);
 
 /* Foreground helpers shared by run and exec: the signals passed on to the
  * container (block them before forking), waiting for pid while forwarding

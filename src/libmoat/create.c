@@ -22,6 +22,7 @@
 #include "sync.h"
 #include "syscall-filter.h"
 #include "userns.h"
+#include "userns-pool.h"
 #include "utils.h"
 
 /* Everything create has made so far, so a failure can undo exactly that. */
@@ -39,7 +40,12 @@ struct build {
 	pid_t stage1;
 	pid_t init;
 	int console;    /* pty master kept for the foreground relay, or -1 */
-	int *idmapped;  /* per cfg->mounts[i]: its idmapped source for the init, or -1 */
+	int *idmapped;  /* per cfg->mounts[i], then the rootfs: its idmapped source for the
+			 * init, or -1 */
+	bool auto_userns;         /* the policy added the user namespace: lend it host ids */
+	struct moat_idpool pool;  /* ... from this pool */
+	char *policy_path;        /* where the pool was configured, for errors */
+	char *state_dir;          /* absolute, for the pool's loan */
 	struct moat_seccomp *seccomp; /* linux.seccomp, compiled */
 	bool hooks_started; /* a failed create then runs poststop, as delete would */
 	struct oci_string_map *policy_changes; /* what the policy changed, kept in the state */
@@ -87,8 +93,36 @@ static int apply_policy(struct build *b, moat_error *err)
 
 	if (r == 0)
 		r = moat_policy_apply(p, b->cfg, b->bundle, &b->policy_changes, err);
+	if (r == 0 && oci_string_map_get(b->policy_changes, MOAT_POLICY_CHANGE_AUTO_USERNS)) {
+		b->auto_userns = true;
+		b->pool = *moat_policy_idpool(p);
+		b->policy_path = xstrdup(moat_policy_path(p));
+	}
 	moat_policy_free(p);
 	return r;
+}
+
+/* auto-userns: the container's own range of host ids, lent from the pool while it lives,
+ * written into the mappings the policy added (which map to the pool's start until now). */
+static int lend_host_ids(struct build *b, moat_error *err)
+{
+	struct oci_linux *lx = b->cfg->linux;
+	char root[PATH_MAX], text[200];
+	uint32_t host;
+
+	if (realpath(b->o->root, root) == NULL)
+		return moat_error_set(err, errno, "--root '%s'", b->o->root);
+	b->state_dir = xasprintf("%s/%s", root, b->o->id);
+	if (moat_idpool_lend(&b->pool, b->policy_path, b->state_dir, b->dirfd, &host, err) < 0)
+		return moat_error_ret(err);
+	lx->uid_mappings[0]->host_id = host;
+	lx->gid_mappings[0]->host_id = host;
+	snprintf(text, sizeof(text),
+		 "user namespace added: container ids 0-%u are host ids %u-%u (lent from the "
+		 "pool), rootfs and bind mounts idmapped",
+		 b->pool.ids - 1, host, host + (b->pool.ids - 1));
+	oci_string_map_set(&b->policy_changes, MOAT_POLICY_CHANGE_AUTO_USERNS, text);
+	return 0;
 }
 
 static int check_config(struct build *b, moat_error *err)
@@ -189,33 +223,55 @@ static int receive_console(struct build *b, int fd, moat_error *err)
 	return 0;
 }
 
-/* The sources of idmapped mounts, made here on the host side (see mount-idmap.h). */
+/* The automatic user namespace could not be given: say so, and what the way out is. */
+static int auto_userns_failed(struct build *b, moat_error *err)
+{
+	_cleanup_free_ char *cause = xstrdup(err->msg ? err->msg : "failed");
+	int code = err->code > 0 ? err->code : EINVAL;
+
+	return moat_error_msg(err, code,
+			      "auto-userns: %s; moat does not run the container without its user "
+			      "namespace: give the config a user namespace of its own, or turn "
+			      "auto-userns off in %s",
+			      cause, b->policy_path);
+}
+
+static bool wants_idmap(const struct build *b, const struct oci_mount *m)
+{
+	return moat_mount_wants_idmap(m) || (b->auto_userns && moat_mount_is_bind(m));
+}
+
+/* The sources of idmapped mounts, made here on the host side (see mount-idmap.h); under the
+ * automatic user namespace every bind source, and the rootfs in the last slot. */
 static int make_idmapped_sources(struct build *b, moat_error *err)
 {
 	_cleanup_close_ int bundle = -1, userns = -1;
+	size_t i, n = b->cfg->mounts_len;
 	char path[64];
-	size_t i;
 
-	b->idmapped = xcalloc(b->cfg->mounts_len + 1, sizeof(int));
-	for (i = 0; i < b->cfg->mounts_len; i++)
+	bool any = b->auto_userns;
+
+	b->idmapped = xcalloc(n + 1, sizeof(int));
+	for (i = 0; i <= n; i++) {
 		b->idmapped[i] = -1;
-	for (i = 0; i < b->cfg->mounts_len; i++) {
-		if (!moat_mount_wants_idmap(b->cfg->mounts[i]))
-			continue;
-		if (bundle < 0) {
-			bundle = open(b->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
-			if (bundle < 0)
-				return moat_error_set(err, errno, "open the bundle '%s'", b->bundle);
-			snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)b->init);
-			if (moat_ns_in_userns(&b->ns))
-				userns = open(path, O_RDONLY | O_CLOEXEC);
-			if (moat_ns_in_userns(&b->ns) && userns < 0)
-				return moat_error_set(err, errno, "open %s", path);
-		}
-		if (moat_mount_idmap_source(bundle, b->cfg->mounts[i], i, userns, &b->idmapped[i],
-					    err) < 0)
-			return moat_error_ret(err);
+		any = any || (i < n && wants_idmap(b, b->cfg->mounts[i]));
 	}
+	if (!any)
+		return 0;
+	bundle = open(b->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (bundle < 0)
+		return moat_error_set(err, errno, "open the bundle '%s'", b->bundle);
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)b->init);
+	if (moat_ns_in_userns(&b->ns) && (userns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return moat_error_set(err, errno, "open %s", path);
+	for (i = 0; i < n; i++) {
+		if (wants_idmap(b, b->cfg->mounts[i]) &&
+		    moat_mount_idmap_source(bundle, b->cfg->mounts[i], i, userns, b->auto_userns,
+					    &b->idmapped[i], err) < 0)
+			return b->auto_userns ? auto_userns_failed(b, err) : moat_error_ret(err);
+	}
+	if (b->auto_userns && moat_mount_idmap_rootfs(b->rootfs, userns, &b->idmapped[n], err) < 0)
+		return auto_userns_failed(b, err);
 	return 0;
 }
 
@@ -223,7 +279,7 @@ static int send_idmapped_sources(struct build *b, int fd, moat_error *err)
 {
 	size_t i;
 
-	for (i = 0; i < b->cfg->mounts_len; i++) {
+	for (i = 0; i <= b->cfg->mounts_len; i++) {
 		if (b->idmapped[i] < 0)
 			continue;
 		if (moat_sync_send_fd(fd, MOAT_SYNC_MOUNT_FD, (int64_t)i, b->idmapped[i], err) < 0)
@@ -395,7 +451,7 @@ static void undo(struct build *b)
 
 static void build_free(struct build *b)
 {
-	for (size_t i = 0; b->idmapped != NULL && i < b->cfg->mounts_len; i++)
+	for (size_t i = 0; b->idmapped != NULL && i <= b->cfg->mounts_len; i++)
 		if (b->idmapped[i] >= 0)
 			close(b->idmapped[i]);
 	free(b->idmapped);
@@ -411,6 +467,8 @@ static void build_free(struct build *b)
 	oci_config_free(b->cfg);
 	oci_string_map_free(b->policy_changes);
 	free(b->cgroup_path);
+	free(b->policy_path);
+	free(b->state_dir);
 	free(b->bundle);
 	free(b->rootfs);
 }
@@ -432,6 +490,8 @@ int moat_container_create(const struct moat_create_opts *o, pid_t *ret_pid, int 
 		r = check_config(&b, err);
 	if (r == 0 && (r = moat_state_dir_create(o->root, o->id, &b.dirfd, err)) == 0)
 		b.made_dir = true;
+	if (r == 0 && b.auto_userns)
+		r = lend_host_ids(&b, err);
 	if (r == 0)
 		r = make_fifo(&b, err);
 	if (r == 0)

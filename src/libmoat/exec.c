@@ -20,6 +20,7 @@
 #include "container.h"
 #include "init.h"
 #include "namespaces.h"
+#include "policy.h"
 #include "process.h"
 #include "process-attrs.h"
 #include "state.h"
@@ -100,7 +101,7 @@ static int load_seccomp(const struct child_args *c, moat_error *err)
 
 static int run_process(const struct child_args *c, moat_error *err)
 {
-	const struct oci_process *p = c->o->process;
+	const struct oci_process *p = c->view->process;
 	struct moat_exec exec = { 0 };
 	int master = -1;
 
@@ -264,17 +265,32 @@ static int spawn_child(const struct moat_exec_opts *o, struct target *t, struct 
 	return 0;
 }
 
+/* The exec'd process may not ask for more than the container could have: the policy's
+ * process rules, with the container's own relaxations (its annotations). */
+static int hold_to_policy(const struct moat_exec_opts *o, struct oci_config *view,
+			  moat_error *err)
+{
+	struct moat_policy *p = NULL;
+	int r = moat_policy_load(o->policy, &p, err);
+
+	if (r == 0)
+		r = moat_policy_apply_rules(p, view, MOAT_POLICY_EXEC_RULES, err);
+	moat_policy_free(p);
+	return r < 0 ? moat_error_prefix(err, "exec") : 0;
+}
+
 static int spawn(const struct moat_exec_opts *o, struct target *t, pid_t *ret_pid,
 		 int *ret_console, moat_error *err)
 {
 	struct oci_config view = *t->cfg;
+	struct oci_process proc = *o->process; /* the policy may set its noNewPrivileges */
 	struct child_args c = { .o = o, .t = t, .view = &view };
 	int r;
 
 	/* Process attributes (scheduler, ioPriority, execCPUAffinity, LSM labels) come from the
 	 * exec'd process; personality and memoryPolicy, from the container's linux section. */
-	view.process = (struct oci_process *)o->process; /* only read through view */
-	if (moat_process_attrs_validate(&view, err) < 0)
+	view.process = &proc;
+	if (moat_process_attrs_validate(&view, err) < 0 || hold_to_policy(o, &view, err) < 0)
 		return moat_error_ret(err);
 	if (t->cfg->linux != NULL && t->cfg->linux->seccomp != NULL &&
 	    moat_seccomp_prepare(t->cfg->linux->seccomp, &c.seccomp, err) < 0)

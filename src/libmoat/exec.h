@@ -17,6 +17,8 @@ struct moat_exec_opts {
 	const char *pid_file;
 	bool detach;
 	int preserve_fds;
+	const char *policy; /* --policy, or NULL for the default (policy.h): the process is held
+			     * to its capability-ceiling and no-new-privileges rules */
 };
 
 /* The container's own process (from its saved config), as the base that

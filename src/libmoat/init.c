@@ -168,7 +168,7 @@ static int build_container(const struct moat_init_args *a, int *idmapped,
 }
 
 /* Until CGROUP_DONE (whose value is our host pid): the idmapped mount sources moat made for
- * us, one message each, into idmapped[mounts[] index]. */
+ * us, one message each, into idmapped[mounts[] index] (one past the last: the rootfs). */
 static int receive_setup(const struct moat_init_args *a, int *idmapped, pid_t *ret_host_pid,
 			 moat_error *err)
 {
@@ -183,7 +183,7 @@ static int receive_setup(const struct moat_init_args *a, int *idmapped, pid_t *r
 			return 0;
 		}
 		if (m.type != MOAT_SYNC_MOUNT_FD || fd < 0 || m.value < 0 ||
-		    (uint64_t)m.value >= a->cfg->mounts_len || idmapped[m.value] >= 0) {
+		    (uint64_t)m.value > a->cfg->mounts_len || idmapped[m.value] >= 0) {
 			if (fd >= 0)
 				close(fd);
 			return moat_error_msg(err, EPROTO, "sync: unexpected message %d", m.type);
@@ -200,7 +200,7 @@ __attribute__((noreturn)) static void stage2(const struct moat_init_args *args)
 	int *idmapped = xcalloc(a->cfg->mounts_len + 1, sizeof(int));
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	for (size_t i = 0; i < a->cfg->mounts_len; i++)
+	for (size_t i = 0; i <= a->cfg->mounts_len; i++)
 		idmapped[i] = -1;
 	if (receive_setup(a, idmapped, &copy.host_pid, &err) < 0)
 		_exit(EXIT_FAILURE);

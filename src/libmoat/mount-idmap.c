@@ -46,13 +46,35 @@ static int mapping_userns(const struct oci_mount *m, int container_userns,
 				       m->gid_mappings_len, "uidMappings", "gidMappings", ret_fd, err);
 }
 
-static int make_source(int dirfd, const struct oci_mount *m, const struct moat_mount_opts *o, int container_userns, int *ret_fd,
-		       moat_error *err)
+/* Map an opened clone through userns; what names it in errors. */
+static int map_clone(struct moat_mount_src *src, int userns, bool recursive, const char *what,
+		     moat_error *err)
+{
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns };
+	unsigned int flags = AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
+	int e;
+
+	if (mount_setattr(src->fd, "", flags, &a, sizeof(a)) == 0)
+		return 0;
+	e = errno;
+	moat_mount_src_close(src);
+	if (e == EINVAL)
+		return moat_error_msg(err, e, "idmap '%s': the filesystem does not support "
+					      "idmapped mounts%s",
+				      what, recursive ? " (nor may any submount)" : "");
+	return moat_error_set(err, e, "idmap '%s'%s", what,
+			      e == EPERM ? ": needs privilege over the source filesystem "
+					   "(root on the host)"
+					 : "");
+}
+
+static int make_source(int dirfd, const struct oci_mount *m, const struct moat_mount_opts *o,
+		       int container_userns, int *ret_fd, moat_error *err)
 {
 	struct moat_mount_src src = MOAT_MOUNT_SRC_INIT;
 	_cleanup_close_ int userns = -1;
-	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP };
-	unsigned int flags = AT_EMPTY_PATH | (o->idmap_recursive ? AT_RECURSIVE : 0);
+	/* forced (auto-userns) on a mount that asks for nothing: as deep as its bind */
+	bool recursive = o->idmap || m->uid_mappings_len > 0 ? o->idmap_recursive : o->is_recursive;
 
 	if (!moat_mount_is_bind(m))
 		return moat_error_msg(err, EINVAL, "idmap: only bind mounts can be idmapped");
@@ -61,36 +83,21 @@ static int make_source(int dirfd, const struct oci_mount *m, const struct moat_m
 	if (!moat_mount_new_api())
 		return moat_error_msg(err, ENOSYS, "idmap: needs the new mount API (Linux 5.12)");
 	if (mapping_userns(m, container_userns, &userns, err) < 0 ||
-	    moat_mount_src_open(dirfd, m->source, o->is_recursive, &src, err) < 0)
+	    moat_mount_src_open(dirfd, m->source, o->is_recursive, &src, err) < 0 ||
+	    map_clone(&src, userns, recursive, m->source, err) < 0)
 		return moat_error_ret(err);
-	a.userns_fd = (uint64_t)userns;
-	if (mount_setattr(src.fd, "", flags, &a, sizeof(a)) < 0) {
-		int e = errno;
-
-		moat_mount_src_close(&src);
-		if (e == EINVAL)
-			return moat_error_msg(err, e, "idmap '%s': the filesystem does not support "
-						      "idmapped mounts%s",
-					      m->source,
-					      o->idmap_recursive ? " (ridmap: nor may any submount)"
-								 : "");
-		return moat_error_set(err, e, "idmap '%s'%s", m->source,
-				      e == EPERM ? ": needs privilege over the source filesystem "
-						   "(root on the host)"
-						 : "");
-	}
 	*ret_fd = src.fd;
 	return 0;
 }
 
 int moat_mount_idmap_source(int dirfd, const struct oci_mount *m, size_t idx,
-			    int container_userns, int *ret_fd, moat_error *err)
+			    int container_userns, bool force, int *ret_fd, moat_error *err)
 {
 	struct moat_mount_opts o;
 	int r;
 
 	*ret_fd = -1;
-	if (!moat_mount_wants_idmap(m))
+	if (!moat_mount_wants_idmap(m) && !(force && moat_mount_is_bind(m)))
 		return 0;
 	r = moat_mount_opts_parse(m->options, m->options_len, &o, err);
 	if (r == 0)
@@ -98,6 +105,21 @@ int moat_mount_idmap_source(int dirfd, const struct oci_mount *m, size_t idx,
 	moat_mount_opts_release(&o);
 	if (r < 0)
 		return moat_error_prefix(err, "mounts[%zu] (%s)", idx, m->destination);
+	return 0;
+}
+
+int moat_mount_idmap_rootfs(const char *path, int container_userns, int *ret_fd,
+			    moat_error *err)
+{
+	struct moat_mount_src src = MOAT_MOUNT_SRC_INIT;
+
+	if (!moat_mount_new_api())
+		return moat_error_msg(err, ENOSYS,
+				      "root.path: idmap: needs the new mount API (Linux 5.12)");
+	if (moat_mount_src_open(AT_FDCWD, path, true, &src, err) < 0 ||
+	    map_clone(&src, container_userns, true, path, err) < 0)
+		return moat_error_prefix(err, "root.path");
+	*ret_fd = src.fd;
 	return 0;
 }
 

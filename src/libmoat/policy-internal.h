@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "policy.h"
+#include "userns-pool.h"
 
 /* One entry of "rules" in the policy file. Which lists a rule takes is in policy.c's rule
  * table; a list a rule does not take is an error. */
@@ -20,6 +21,16 @@ struct policy_rule_doc {
 	size_t deny_len;
 };
 
+/* "autoUserns": the pool auto-userns lends host ids from (userns-pool.h). */
+struct policy_pool_doc {
+	uint32_t host_start;
+	bool host_start_present;
+	uint32_t ids_per_container;
+	bool ids_per_container_present;
+	uint32_t containers;
+	bool containers_present;
+};
+
 /* The policy file. */
 struct policy_doc {
 	char *preset;  /* "hardened" (default) or "compat" */
@@ -27,6 +38,7 @@ struct policy_doc {
 	size_t rules_len;
 	char **container_may_relax;
 	size_t container_may_relax_len;
+	struct policy_pool_doc *auto_userns;
 };
 
 struct moat_policy {
@@ -36,6 +48,7 @@ struct moat_policy {
 	const struct policy_rule_doc *rule[MOAT_RULE_COUNT]; /* into doc */
 	bool may_relax[MOAT_RULE_COUNT];
 	uint64_t cap_denied;       /* capability-ceiling: the capabilities refused */
+	struct moat_idpool pool;   /* auto-userns: where host ids come from */
 };
 
 /* A capability name ("CAP_SYS_ADMIN", case-insensitive, the CAP_ prefix optional) to its

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "mount.h"
 #include "utils.h"
@@ -374,21 +375,83 @@ static int rule_network(struct judge *j)
 
 /* ---- auto-userns -------------------------------------------------------------------- */
 
-/* For now the rule refuses a config without a user namespace; the automatic user namespace
- * (one moat makes and maps itself) will replace this function. */
+/* The container's ids (process.user) must fall inside what the namespace will map. */
+static int check_user_in_range(struct judge *j, uint32_t ids)
+{
+	const struct oci_process *pr = j->cfg->process;
+	const struct oci_user *u = pr ? pr->user : NULL;
+
+	if (u == NULL)
+		return 0;
+	if (u->uid >= ids || u->gid >= ids)
+		return refuse(j, MOAT_RULE_AUTO_USERNS,
+			      "process.user %s %u is outside the %u ids the automatic user "
+			      "namespace maps (autoUserns.idsPerContainer)",
+			      u->uid >= ids ? "uid" : "gid", u->uid >= ids ? u->uid : u->gid, ids);
+	for (size_t i = 0; i < u->additional_gids_len; i++)
+		if (u->additional_gids[i] >= ids)
+			return refuse(j, MOAT_RULE_AUTO_USERNS,
+				      "process.user.additionalGids[%zu] %u is outside the %u ids "
+				      "the automatic user namespace maps "
+				      "(autoUserns.idsPerContainer)",
+				      i, u->additional_gids[i], ids);
+	return 0;
+}
+
+static struct oci_id_mapping **one_mapping(uint32_t host, uint32_t size)
+{
+	struct oci_id_mapping **v = xcalloc(2, sizeof(*v));
+
+	v[0] = xcalloc(1, sizeof(**v));
+	*v[0] = (struct oci_id_mapping){ .container_id = 0, .host_id = host, .size = size };
+	return v;
+}
+
+/* A config without a user namespace gets one: container ids 0..ids-1, mapped for now to the
+ * start of the pool; create lends the container its own range (userns-pool.h) and rewrites
+ * the host side. Its rootfs and bind mounts are then idmapped, so the image's files keep
+ * their owners. A config that joins moat's own user namespace is refused. */
 static int rule_auto_userns(struct judge *j)
 {
+	const struct moat_idpool *pool = &j->p->pool;
+	struct oci_linux *lx;
 	size_t i;
 	const struct oci_namespace *ns = find_ns(j->cfg, "user", &i);
+	char text[160];
+	int r;
 
-	if (ns == NULL)
+	if (ns != NULL) {
+		if (ns->path != NULL && is_own_ns(ns->path, "/proc/self/ns/user"))
+			return refuse(j, MOAT_RULE_AUTO_USERNS,
+				      "linux.namespaces[%zu].path %s is the user namespace moat "
+				      "runs in", i, ns->path);
+		return 0;
+	}
+	if (geteuid() != 0)
 		return refuse(j, MOAT_RULE_AUTO_USERNS,
-			      "linux.namespaces has no user namespace (container root would be host "
-			      "root; moat does not add one by itself yet)");
-	if (ns->path != NULL && is_own_ns(ns->path, "/proc/self/ns/user"))
-		return refuse(j, MOAT_RULE_AUTO_USERNS,
-			      "linux.namespaces[%zu].path %s is the user namespace moat runs in", i,
-			      ns->path);
+			      "linux.namespaces has no user namespace, and only root can give the "
+			      "container host ids of its own; add one with uidMappings and "
+			      "gidMappings");
+	lx = j->cfg->linux;
+	if (lx != NULL && (lx->uid_mappings_len > 0 || lx->gid_mappings_len > 0))
+		return 0; /* mappings without a namespace: validation names the fault */
+	r = check_user_in_range(j, pool->ids);
+	if (r < 0)
+		return r;
+	if (lx == NULL)
+		lx = j->cfg->linux = xcalloc(1, sizeof(*lx));
+	lx->namespaces = xrealloc(lx->namespaces, (lx->namespaces_len + 2) * sizeof(*lx->namespaces));
+	lx->namespaces[lx->namespaces_len] = xcalloc(1, sizeof(struct oci_namespace));
+	lx->namespaces[lx->namespaces_len]->type = xstrdup("user");
+	lx->namespaces[++lx->namespaces_len] = NULL;
+	lx->uid_mappings = one_mapping(pool->host_start, pool->ids);
+	lx->uid_mappings_len = 1;
+	lx->gid_mappings = one_mapping(pool->host_start, pool->ids);
+	lx->gid_mappings_len = 1;
+	snprintf(text, sizeof(text),
+		 "user namespace added: container ids 0-%u map to a host range lent from the "
+		 "pool, rootfs and bind mounts idmapped", pool->ids - 1);
+	change(j, MOAT_RULE_AUTO_USERNS, text);
 	return 0;
 }
 
@@ -472,7 +535,8 @@ static int check_reserved_annotations(struct judge *j)
 	return 0;
 }
 
-static int judge_config(struct judge *j)
+/* Judge j->cfg by the rules in mask (1 << MOAT_RULE_*). */
+static int judge_config(struct judge *j, unsigned mask)
 {
 	int r;
 
@@ -482,9 +546,21 @@ static int judge_config(struct judge *j)
 	if (r == 0)
 		r = read_relaxations(j);
 	for (int i = 0; r == 0 && i < MOAT_RULE_COUNT; i++)
-		if (j->state[i] == MOAT_RULE_ON)
+		if (j->state[i] == MOAT_RULE_ON && (mask & (1U << i)))
 			r = rule_fns[i](j);
 	return r;
+}
+
+#define ALL_RULES ((1U << MOAT_RULE_COUNT) - 1)
+
+int moat_policy_apply_rules(const struct moat_policy *p, struct oci_config *cfg, unsigned rules,
+			    moat_error *err)
+{
+	struct judge j = { .p = p, .cfg = cfg, .err = err };
+	int r = judge_config(&j, rules);
+
+	oci_string_map_free(j.changes);
+	return r < 0 ? moat_error_ret(err) : 0;
 }
 
 int moat_policy_apply(const struct moat_policy *p, struct oci_config *cfg, const char *bundle,
@@ -492,7 +568,7 @@ int moat_policy_apply(const struct moat_policy *p, struct oci_config *cfg, const
 {
 	struct judge j = { .p = p, .cfg = cfg, .bundle = bundle, .err = err };
 
-	if (judge_config(&j) < 0) {
+	if (judge_config(&j, ALL_RULES) < 0) {
 		oci_string_map_free(j.changes);
 		return moat_error_ret(err);
 	}
@@ -506,7 +582,7 @@ int moat_policy_explain(const struct moat_policy *p, struct oci_config *cfg, con
 	struct judge j = { .p = p, .cfg = cfg, .bundle = bundle, .err = err };
 
 	j.ex = xcalloc(1, sizeof(*j.ex));
-	if (judge_config(&j) < 0) {
+	if (judge_config(&j, ALL_RULES) < 0) {
 		oci_string_map_free(j.changes);
 		moat_policy_explanation_free(j.ex);
 		return moat_error_ret(err);

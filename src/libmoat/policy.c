@@ -145,11 +145,22 @@ static const struct ocijson_field rule_fields[] = {
 static const struct ocijson_type rule_doc_type =
 	OCIJSON_TYPE("policy rule", struct policy_rule_doc, rule_fields, validate_rule);
 
+#define PP struct policy_pool_doc
+static const struct ocijson_field pool_fields[] = {
+	OCIJSON_U32_OPT(PP, "hostStart", host_start),
+	OCIJSON_U32_OPT(PP, "idsPerContainer", ids_per_container),
+	OCIJSON_U32_OPT(PP, "containers", containers),
+};
+#undef PP
+static const struct ocijson_type pool_doc_type =
+	OCIJSON_TYPE("autoUserns", struct policy_pool_doc, pool_fields, NULL);
+
 #define PD struct policy_doc
 static const struct ocijson_field doc_fields[] = {
 	OCIJSON_ENUM(PD, "preset", preset, preset_names, 0),
 	OCIJSON_OBJ_MAP(PD, "rules", rules, struct policy_rule_doc, &rule_doc_type, 0),
 	OCIJSON_ENUM_ARRAY(PD, "containerMayRelax", container_may_relax, rule_names, 0),
+	OCIJSON_OBJ(PD, "autoUserns", auto_userns, struct policy_pool_doc, &pool_doc_type, 0),
 };
 #undef PD
 static const struct ocijson_type doc_type =
@@ -165,16 +176,24 @@ static int unknown_member(const char *source, const char *path, const char *key,
 
 static int check_members(yajl_val top, const char *source, char **ret_err)
 {
-	static const char *const top_keys[] = { "preset", "rules", "containerMayRelax", NULL };
+	static const char *const top_keys[] = { "preset", "rules", "containerMayRelax",
+						"autoUserns", NULL };
 	static const char *const rule_keys[] = { "enabled", "allow", "deny", NULL };
-	yajl_val rules = NULL;
+	static const char *const pool_keys[] = { "hostStart", "idsPerContainer", "containers",
+						 NULL };
+	yajl_val rules = NULL, pool = NULL;
 
 	for (size_t i = 0; i < top->u.object.len; i++) {
 		if (!ocijson_in_list(top->u.object.keys[i], top_keys))
 			return unknown_member(source, "", top->u.object.keys[i], ret_err);
 		if (strcmp(top->u.object.keys[i], "rules") == 0)
 			rules = top->u.object.values[i];
+		if (strcmp(top->u.object.keys[i], "autoUserns") == 0)
+			pool = top->u.object.values[i];
 	}
+	for (size_t i = 0; pool != NULL && i < pool->u.object.len; i++)
+		if (!ocijson_in_list(pool->u.object.keys[i], pool_keys))
+			return unknown_member(source, "autoUserns", pool->u.object.keys[i], ret_err);
 	for (size_t i = 0; rules != NULL && i < rules->u.object.len; i++) {
 		yajl_val rule = rules->u.object.values[i];
 		_cleanup_free_ char *path = xasprintf("rules.%s", rules->u.object.keys[i]);
@@ -277,6 +296,23 @@ static struct policy_rule_doc *take_entry(struct policy_doc *d, const char *name
 	return NULL;
 }
 
+/* autoUserns: the file's values over the defaults, all three written out for `policy show`. */
+static void complete_pool(struct moat_policy *p)
+{
+	struct policy_pool_doc *a = p->doc->auto_userns;
+
+	if (a == NULL)
+		a = p->doc->auto_userns = xcalloc(1, sizeof(*a));
+	if (!a->host_start_present)
+		a->host_start = MOAT_IDPOOL_DEFAULT_START;
+	if (!a->ids_per_container_present)
+		a->ids_per_container = MOAT_IDPOOL_DEFAULT_IDS;
+	if (!a->containers_present)
+		a->containers = MOAT_IDPOOL_DEFAULT_CONTAINERS;
+	a->host_start_present = a->ids_per_container_present = a->containers_present = true;
+	p->pool = (struct moat_idpool){ a->host_start, a->ids_per_container, a->containers };
+}
+
 /* Fill in what the file left to the preset: every rule gets an entry, in rule order, with
  * its switch and (for the rules that take them) its lists. */
 static void complete(struct moat_policy *p)
@@ -316,6 +352,7 @@ static void complete(struct moat_policy *p)
 	d->rules_len = MOAT_RULE_COUNT;
 	if (d->container_may_relax == NULL)
 		d->container_may_relax = empty_list();
+	complete_pool(p);
 	for (size_t i = 0; i < d->container_may_relax_len; i++)
 		p->may_relax[policy_rule_by_name(d->container_may_relax[i])] = true;
 }
@@ -372,6 +409,11 @@ int policy_load_at(const char *path, bool is_default, struct moat_policy **ret, 
 		p->from_file = true;
 	}
 	complete(p);
+	if (moat_idpool_check(&p->pool, "autoUserns", err) < 0) {
+		moat_error_prefix(err, "policy: %s", p->path);
+		moat_policy_free(p);
+		return moat_error_ret(err);
+	}
 	*ret = p;
 	return 0;
 }
@@ -383,6 +425,21 @@ void moat_policy_free(struct moat_policy *p)
 	ocijson_free(&doc_type, p->doc);
 	free(p->path);
 	free(p);
+}
+
+bool moat_policy_rule_enabled(const struct moat_policy *p, enum moat_policy_rule rule)
+{
+	return p->rule[rule]->enabled;
+}
+
+bool moat_policy_may_relax(const struct moat_policy *p, enum moat_policy_rule rule)
+{
+	return p->may_relax[rule];
+}
+
+const struct moat_idpool *moat_policy_idpool(const struct moat_policy *p)
+{
+	return &p->pool;
 }
 
 const char *moat_policy_path(const struct moat_policy *p)

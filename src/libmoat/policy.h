@@ -55,8 +55,18 @@ const char *moat_policy_rule_name(enum moat_policy_rule rule);
 int moat_policy_load(const char *path, struct moat_policy **ret, moat_error *err);
 void moat_policy_free(struct moat_policy *p);
 
+/* The rule's switch, and whether containers may relax it (containerMayRelax). */
+bool moat_policy_rule_enabled(const struct moat_policy *p, enum moat_policy_rule rule);
+bool moat_policy_may_relax(const struct moat_policy *p, enum moat_policy_rule rule);
+
 /* The file the policy came from, or where the default one would be. */
 const char *moat_policy_path(const struct moat_policy *p);
+/* The pool auto-userns lends host ids from (policy file: autoUserns). */
+struct moat_idpool;
+const struct moat_idpool *moat_policy_idpool(const struct moat_policy *p);
+/* The policy added a user namespace to the config it was applied to: its changes hold this
+ * key, and the caller lends the namespace its host ids (userns-pool.h). */
+#define MOAT_POLICY_CHANGE_AUTO_USERNS "auto-userns"
 /* False for the built-in default (no file was found). */
 bool moat_policy_from_file(const struct moat_policy *p);
 
@@ -69,6 +79,15 @@ int moat_policy_show(const struct moat_policy *p, char **ret_json, moat_error *e
  * rule -> what was changed (NULL when nothing was). */
 int moat_policy_apply(const struct moat_policy *p, struct oci_config *cfg, const char *bundle,
 		      struct oci_string_map **ret_changes, moat_error *err);
+
+/* Only the rules in the mask rules (1U << MOAT_RULE_...), with the relaxations cfg's
+ * annotations make: what a process added by exec (cfg: the container's config holding that
+ * process) and the resources given to update are held to. Changes go into cfg unrecorded. */
+#define MOAT_POLICY_EXEC_RULES \
+	((1U << MOAT_RULE_NO_NEW_PRIVILEGES) | (1U << MOAT_RULE_CAPABILITY_CEILING))
+#define MOAT_POLICY_UPDATE_RULES (1U << MOAT_RULE_DENY_DEVICES)
+int moat_policy_apply_rules(const struct moat_policy *p, struct oci_config *cfg, unsigned rules,
+			    moat_error *err);
 
 /* What apply would do, rule by rule, without stopping at the first refusal. */
 enum moat_rule_state { MOAT_RULE_OFF, MOAT_RULE_ON, MOAT_RULE_RELAXED };

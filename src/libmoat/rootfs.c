@@ -119,8 +119,9 @@ static int mount_id(int fd, uint64_t *ret)
 
 /* Bind the rootfs onto itself (recursively) and open the new mount: the root of what follows,
  * and a mount point for pivot_root. path is the caller's, so it is opened by path; the result
- * must be a different mount of the same directory. */
-static int bind_rootfs(const char *path, int *ret_fd, moat_error *err)
+ * must be a different mount of the same directory. idmapped (taken over): an idmapped clone
+ * of the rootfs made by moat on the host side, bound instead; -1 for none. */
+static int bind_rootfs(const char *path, int idmapped, int *ret_fd, moat_error *err)
 {
 	struct moat_mount_src src = MOAT_MOUNT_SRC_INIT;
 	struct moat_mount_opts none = { 0 };
@@ -128,11 +129,16 @@ static int bind_rootfs(const char *path, int *ret_fd, moat_error *err)
 	uint64_t id_under = 0, id_top = 0;
 	int r;
 
+	if (idmapped >= 0)
+		src = (struct moat_mount_src){ .fd = idmapped, .is_clone = true, .recursive = true,
+					       .fmt = S_IFDIR };
 	under = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	host = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (under < 0 || host < 0)
+	if (under < 0 || host < 0) {
+		moat_mount_src_close(&src);
 		return moat_error_set(err, errno, "open the rootfs '%s'", path);
-	if (moat_mount_src_open(under, "", true, &src, err) < 0)
+	}
+	if (idmapped < 0 && moat_mount_src_open(under, "", true, &src, err) < 0)
 		return moat_error_ret(err);
 	r = moat_mount_bind(&src, &(struct moat_mount_target){ under, host, path }, &none, err);
 	moat_mount_src_close(&src);
@@ -169,6 +175,11 @@ static int prepare_sources(struct moat_rootfs *r, const struct oci_config *cfg, 
 	return 0;
 }
 
+static int take_rootfs_idmapped(struct moat_rootfs *r, const struct oci_config *cfg)
+{
+	return r->opts.idmapped ? TAKE_FD(r->opts.idmapped[cfg->mounts_len]) : -1;
+}
+
 int moat_rootfs_prepare(const struct oci_config *cfg, const char *rootfs_path,
 			const struct moat_rootfs_opts *opts, struct moat_rootfs **ret,
 			moat_error *err)
@@ -184,7 +195,7 @@ int moat_rootfs_prepare(const struct oci_config *cfg, const char *rootfs_path,
 	r->root_propagation = propagation_table[prop].root;
 	r->root_propagation_rec = propagation_table[prop].root_rec;
 	if (make_tree_private(propagation_table[prop].host, err) < 0 ||
-	    bind_rootfs(rootfs_path, &r->rootfd, err) < 0 ||
+	    bind_rootfs(rootfs_path, take_rootfs_idmapped(r, cfg), &r->rootfd, err) < 0 ||
 	    moat_mount_env_prepare(cfg, opts->userns, &r->env, err) < 0 ||
 	    prepare_sources(r, cfg, err) < 0)
 		goto fail;

@@ -30,8 +30,9 @@ struct moat_rootfs_opts {
 	bool userns;   /* the container runs in a user namespace (new or joined): no mknod, bind
 			* devices from the host */
 	bool no_pivot; /* --no-pivot: MS_MOVE + chroot instead of pivot_root */
-	int *idmapped; /* per cfg->mounts[i]: its idmapped source (mount-idmap.h) or -1; NULL:
-			* none. moat_rootfs_prepare takes them over and sets them to -1 */
+	int *idmapped; /* per cfg->mounts[i], then one for the rootfs: its idmapped source
+			* (mount-idmap.h) or -1; NULL: none. moat_rootfs_prepare takes them
+			* over and sets them to -1 */
 };
 
 struct moat_rootfs;

@@ -10,6 +10,7 @@
 
 #include "cgroup.h"
 #include "oci-config.h"
+#include "userns-pool.h"
 #include "utils.h"
 
 #define S struct moat_state
@@ -121,12 +122,29 @@ int moat_state_dir_open(const char *root, const char *id, int *ret_dirfd, moat_e
 	return 0;
 }
 
+/* The host ids an automatic user namespace borrowed go back to the pool with the state. */
+static void return_host_ids(int rootfd, const char *root, const char *id)
+{
+	_cleanup_close_ int dirfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+						       O_CLOEXEC);
+	_cleanup_free_ char *real = NULL, *path = NULL;
+
+	if (dirfd < 0 || faccessat(dirfd, MOAT_IDPOOL_MARKER, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	real = realpath(root, NULL);
+	if (real == NULL)
+		return;
+	path = xasprintf("%s/%s", real, id);
+	moat_idpool_return(path, dirfd);
+}
+
 int moat_state_dir_remove(const char *root, const char *id, moat_error *err)
 {
 	_cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
 	if (rootfd < 0)
 		return moat_error_set(err, errno, "open '%s'", root);
+	return_host_ids(rootfd, root, id);
 	if (remove_tree_at(rootfd, id, err) < 0)
 		return moat_error_prefix(err, "remove state of '%s'", id);
 	return 0;

@@ -2,6 +2,8 @@
  * claim what moat does not do. */
 #include "supported.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 
@@ -9,6 +11,7 @@
 #include "mount-options.h"
 #include "namespaces.h"
 #include "oci-features.h"
+#include "policy.h"
 #include "process-attrs.h"
 #include "syscall-filter.h"
 #include "utils.h"
@@ -103,7 +106,66 @@ static struct oci_features_linux *linux_features(void)
 	return lx;
 }
 
-int moat_features_json(char **ret, moat_error *err)
+/* The config annotations moat reads: name, what it does, whether it can lower protection. */
+static const struct {
+	const char *name;
+	const char *doc;
+	bool unsafe;
+} config_annotations[] = {
+	{ MOAT_POLICY_ALLOW_ANNOTATION,
+	  "rule[,rule...]: turn these policy rules off for this container, where the policy file "
+	  "lists them in containerMayRelax",
+	  true },
+};
+
+/* "a,b,c" of the rules for which pick(p, rule) holds, or each rule=on|off with all. */
+static char *rule_list(const struct moat_policy *p, bool (*pick)(const struct moat_policy *,
+								 enum moat_policy_rule),
+		       bool all)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	if (out == NULL)
+		abort(); /* as xmalloc */
+	for (int r = 0; r < MOAT_RULE_COUNT; r++) {
+		bool on = pick(p, (enum moat_policy_rule)r);
+
+		if (all)
+			fprintf(out, "%s%s=%s", r ? "," : "", moat_policy_rule_name(r), on ? "on" : "off");
+		else if (on)
+			fprintf(out, "%s%s", len ? "," : "", moat_policy_rule_name(r));
+		fflush(out);
+	}
+	fclose(out);
+	return buf;
+}
+
+/* moat.policy.*: the policy file, each rule's switch, what containers may relax. */
+static void describe_policy(const char *path, struct oci_string_map **ann)
+{
+	moat_error err = MOAT_ERROR_INIT;
+	struct moat_policy *p = NULL;
+	char *list;
+
+	if (moat_policy_load(path, &p, &err) < 0) {
+		oci_string_map_set(ann, "moat.policy.error", err.msg ? err.msg : "cannot load");
+		moat_error_clear(&err);
+		return;
+	}
+	oci_string_map_set(ann, "moat.policy.file",
+			   moat_policy_from_file(p) ? moat_policy_path(p) : "(built-in hardened)");
+	list = rule_list(p, moat_policy_rule_enabled, true);
+	oci_string_map_set(ann, "moat.policy.rules", list);
+	free(list);
+	list = rule_list(p, moat_policy_may_relax, false);
+	oci_string_map_set(ann, "moat.policy.containerMayRelax", list);
+	free(list);
+	moat_policy_free(p);
+}
+
+int moat_features_json(const char *policy, char **ret, moat_error *err)
 {
 	const char *hooks[MOAT_HOOK_KIND_COUNT];
 	const char *const *opts = moat_mount_opt_names();
@@ -125,6 +187,18 @@ int moat_features_json(char **ret, moat_error *err)
 	oci_string_map_set(&f.annotations, "org.opencontainers.runtime-spec.features.runtime",
 			   "moat");
 	oci_string_map_set(&f.annotations, "moat.version", PACKAGE_VERSION);
+	describe_policy(policy, &f.annotations);
+	f.potentially_unsafe_config_annotations = xcalloc(MOAT_ARRAY_SIZE(config_annotations) + 1,
+							  sizeof(char *));
+	for (i = 0; i < MOAT_ARRAY_SIZE(config_annotations); i++) {
+		_cleanup_free_ char *key = xasprintf("moat.annotation.%s", config_annotations[i].name);
+
+		oci_string_map_set(&f.annotations, key, config_annotations[i].doc);
+		if (config_annotations[i].unsafe)
+			f.potentially_unsafe_config_annotations
+				[f.potentially_unsafe_config_annotations_len++] =
+				xstrdup(config_annotations[i].name);
+	}
 	r = oci_features_generate(&f, true, ret, NULL, &msg);
 	if (r < 0)
 		moat_error_msg(err, -r, "features: %s", msg ? msg : "generate");

@@ -215,6 +215,27 @@ load helpers
 	assert_output '["1.0.0","1.2.0",6,true,["cgroup","ipc","mount","network","pid","time","user","uts"],true,true,true,true,"moat"]'
 }
 
+@test "features names the policy in force, each rule's switch, and the moat.* annotations moat reads" {
+	printf '{"rules": {"network": {"enabled": false}}, "containerMayRelax": ["deny-host-mounts", "deny-devices"]}\n' >"$TEST_DIR/p.json"
+	run --separate-stderr "$MOAT_BINARY" --policy "$TEST_DIR/p.json" features
+	assert_success
+	run jq -r '.annotations["moat.policy.file"], .annotations["moat.policy.rules"],
+		.annotations["moat.policy.containerMayRelax"],
+		(.annotations | keys | map(select(startswith("moat.annotation."))) | join(" ")),
+		(.potentiallyUnsafeConfigAnnotations | join(" "))' <<<"$output"
+	assert_line --index 0 "$TEST_DIR/p.json"
+	assert_line --index 1 'default-seccomp=on,deny-host-mounts=on,no-new-privileges=on,capability-ceiling=on,deny-devices=on,network=off,auto-userns=on'
+	assert_line --index 2 'deny-host-mounts,deny-devices'
+	assert_line --index 3 'moat.annotation.moat.policy.allow'
+	assert_line --index 4 'moat.policy.allow'
+	# a policy that does not load is reported, and features still answers (engines call it)
+	echo '{"rules": {"bogus": {}}}' >"$TEST_DIR/bad.json"
+	run --separate-stderr "$MOAT_BINARY" --policy "$TEST_DIR/bad.json" features
+	assert_success
+	assert_equal "$(jq -r '.annotations["moat.policy.error"]' <<<"$output")" \
+		"policy: $TEST_DIR/bad.json: rules.bogus: invalid value \"bogus\" (expected one of: default-seccomp, deny-host-mounts, no-new-privileges, capability-ceiling, deny-devices, network, auto-userns)"
+}
+
 @test "features lists exactly the capabilities this kernel has" {
 	local last
 	last=$(cat /proc/sys/kernel/cap_last_cap)

@@ -330,15 +330,23 @@ explain_under() {
 	assert_line_exact "$(explain_line network on 'ok')"
 }
 
-@test "auto-userns: a config without a user namespace is refused, naming the rule and where to turn it off" {
+@test "auto-userns: a config without a user namespace gets one (auto-userns.bats); turned off, it runs as host root" {
 	make_bundle
 	cfg_set '.linux.namespaces |= map(select(.type != "user")) | del(.linux.uidMappings, .linux.gidMappings)'
-	refused_under "$HARDENED" "^moat: policy auto-userns: linux\.namespaces has no user namespace \(container root would be host root; moat does not add one by itself yet\); allow it in $(re "$HARDENED")\$"
+	explain_under "$HARDENED"
+	assert_success
+	assert_line_exact "$(explain_line auto-userns on 'changes: user namespace added: container ids 0-65535 map to a host range lent from the pool, rootfs and bind mounts idmapped')"
 	local policy
 	policy=$(write_policy nouserns '{"rules": {"auto-userns": {"enabled": false}}}')
-	run_under "$policy" 'echo ran as host root'
+	run_under "$policy" 'cat /proc/self/uid_map'
 	assert_success
-	assert_output 'ran as host root'
+	assert_output --regexp '^ +0 +0 +4294967295$'
+}
+
+@test "auto-userns: joining moat's own user namespace is refused" {
+	make_bundle
+	cfg_set '.linux.namespaces |= map(if .type == "user" then .path = $p else . end) | del(.linux.uidMappings, .linux.gidMappings)' --arg p "/proc/$$/ns/user"
+	refused_under "$HARDENED" "^moat: policy auto-userns: linux\\.namespaces\\[[0-9]+\\]\\.path /proc/$$/ns/user is the user namespace moat runs in; allow it in "
 }
 
 # ---- presets and relaxing -----------------------------------------------------------
@@ -496,6 +504,10 @@ explain_under() {
 		'{"rules": {"network": {"allow": []}}}|rules\.network\.allow: the network rule takes no list'
 		'{"preset": "lax"}|preset: invalid value "lax" \(expected one of: hardened, compat\)'
 		'{"containerMayRelax": ["deny-host-mounts", "all"]}|containerMayRelax\[1\]: invalid value "all"'
+		'{"autoUserns": {"size": 5}}|autoUserns\.size: unknown member'
+		'{"autoUserns": {"containers": 0}}|autoUserns\.containers: must be > 0'
+		'{"autoUserns": {"hostStart": 0}}|autoUserns\.hostStart: must not be 0'
+		'{"autoUserns": {"hostStart": 4294901760, "containers": 2}}|autoUserns: hostStart \+ idsPerContainer \* containers passes the last valid id'
 		'{"rules": |parse error'
 	)
 	local c json pattern policy
@@ -537,4 +549,57 @@ explain_under() {
 	explain_under "$HARDENED"
 	assert_failure 1
 	assert_line_exact "$(explain_line deny-host-mounts on 'refuses: mounts[5] binds host path /sys')"
+}
+
+# ---- exec and update are held to the policy too ------------------------------------
+
+@test "capability-ceiling: exec --cap and exec --process asking for a capability above the ceiling are refused" {
+	make_bundle
+	cfg_args sleep 60
+	MOAT_TEST_POLICY=$HARDENED
+	moat_create_started
+	run_moat exec --cap CAP_SYS_ADMIN "$CID" true
+	assert_moat_error "^moat: exec: policy capability-ceiling: process\\.capabilities\\.bounding\\[[0-9]+\\] asks for CAP_SYS_ADMIN; allow it in $(re "$HARDENED")\$"
+	jq '.process | .args = ["true"] | .capabilities.effective = ["CAP_BPF"]' "$CONFIG" >"$TEST_DIR/process.json"
+	run_moat exec --process "$TEST_DIR/process.json" "$CID"
+	assert_moat_error "^moat: exec: policy capability-ceiling: process\\.capabilities\\.effective\\[0\\] asks for CAP_BPF; allow it in "
+	# a capability under the ceiling is fine
+	run_moat exec --cap CAP_CHOWN "$CID" sh -c 'grep CapBnd /proc/self/status'
+	assert_success
+	assert_output "$(printf 'CapBnd:\t0000000000000001')"
+}
+
+@test "no-new-privileges: an exec'd process asking for no_new_privs off gets it on" {
+	make_bundle
+	cfg_args sleep 60
+	MOAT_TEST_POLICY=$HARDENED
+	moat_create_started
+	jq '.process | .args = ["grep", "NoNewPrivs", "/proc/self/status"] | .noNewPrivileges = false' "$CONFIG" >"$TEST_DIR/process.json"
+	run_moat exec --process "$TEST_DIR/process.json" "$CID"
+	assert_success
+	assert_output "$(printf 'NoNewPrivs:\t1')"
+	# with the rule off, it is as asked
+	local policy
+	policy=$(write_policy nonnp '{"rules": {"no-new-privileges": {"enabled": false}}}')
+	run_moat --policy "$policy" exec --process "$TEST_DIR/process.json" "$CID"
+	assert_success
+	assert_output "$(printf 'NoNewPrivs:\t0')"
+}
+
+@test "deny-devices: update --resources opening every device is refused, and nothing changes" {
+	make_bundle
+	cfg_args sleep 60
+	MOAT_TEST_POLICY=$HARDENED
+	moat_create_started
+	local pids_max=/sys/fs/cgroup/pids/moat/$CID/pids.max before
+	[[ -f $pids_max ]] || pids_max=$(find /sys/fs/cgroup -path "*/moat/$CID/pids.max" | head -1)
+	before=$(cat "$pids_max")
+	echo '{"devices": [{"allow": true, "access": "rwm"}], "pids": {"limit": 77}}' >"$TEST_DIR/res.json"
+	run_moat update --resources "$TEST_DIR/res.json" "$CID"
+	assert_moat_error "^moat: update: policy deny-devices: linux\\.resources\\.devices\\[0\\] allows every device; allow it in $(re "$HARDENED")\$"
+	assert_equal "$(cat "$pids_max")" "$before"
+	# one device by number is fine
+	echo '{"devices": [{"allow": true, "type": "c", "major": 1, "minor": 3, "access": "rwm"}]}' >"$TEST_DIR/res.json"
+	run_moat update --resources "$TEST_DIR/res.json" "$CID"
+	assert_success
 }

@@ -27,3 +27,10 @@ load helpers
 	left=$(grep -vx -e "$$" -e "$BASHPID" <<<"$left" || true)
 	[[ -z $left ]] || fail "processes left behind: $(ps -o pid,args -p "${left//$'\n'/,}")"
 }
+
+@test "no auto-userns loan names a test's state directory" {
+	local left
+	left=$(grep -lE "^${TMPDIR:-/tmp}/moat-(root|test)\." /run/moat-userns/* 2>/dev/null || true)
+	left=$(grep -v -e "$MOAT_ROOT" <<<"$left" || true)
+	[[ -z $left ]] || fail "loans left behind: $left"
+}

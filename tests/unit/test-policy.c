@@ -442,17 +442,58 @@ static void test_refusals(void **state)
 		       "{\"namespaces\": [{\"type\": \"user\"}]}}",
 		       "policy network: linux.namespaces has no network namespace (the container "
 		       "would share the host's network)" P_TAIL);
-	assert_refused(p,
-		       "{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"rootfs\"}, \"linux\": "
-		       "{\"namespaces\": [{\"type\": \"network\"}]}}",
-		       "policy auto-userns: linux.namespaces has no user namespace (container root "
-		       "would be host root; moat does not add one by itself yet)" P_TAIL);
 	/* a device node bind and ordinary binds pass deny-host-mounts; mknod-only rules pass */
 	assert_accepted(p, CONFIG("",
 				  "{\"destination\": \"/n\", \"source\": \"/dev/null\", \"options\": [\"bind\"]},"
 				  "{\"destination\": \"/d\", \"source\": \"/usr/share\", \"options\": [\"rbind\"]},"
 				  "{\"destination\": \"/proc\", \"type\": \"proc\", \"source\": \"proc\"}",
 				  ", \"resources\": {\"devices\": [{\"allow\": true, \"access\": \"m\"}]}"));
+	moat_policy_free(p);
+}
+
+/* auto-userns adds a user namespace mapping 64 Ki ids to the pool's start (create then lends
+ * the container a range of its own); ids the namespace would not map are refused. As root
+ * only: without root there are no host ids to lend, and the rule refuses. */
+static void test_auto_userns(void **state)
+{
+	struct moat_policy *p = load("{\"autoUserns\": {\"hostStart\": 300000, \"idsPerContainer\": 1000}}");
+	struct oci_config *cfg = config("{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": "
+					"\"rootfs\"}, \"linux\": {\"namespaces\": [{\"type\": "
+					"\"network\"}]}}");
+	struct oci_string_map *changes = NULL;
+	const struct oci_linux *lx;
+	char *msg;
+
+	(void)state;
+	free(p->path);
+	p->path = xstrdup("/etc/moat/policy.json");
+	msg = apply(p, cfg, &changes);
+	if (geteuid() != 0) {
+		assert_non_null(msg);
+		assert_non_null(strstr(msg, "only root can give the container host ids"));
+		free(msg);
+		goto out;
+	}
+	assert_null(msg);
+	assert_non_null(oci_string_map_get(changes, "auto-userns"));
+	lx = cfg->linux;
+	assert_int_equal(lx->namespaces_len, 2);
+	assert_string_equal(lx->namespaces[1]->type, "user");
+	assert_null(lx->namespaces[1]->path);
+	assert_int_equal(lx->uid_mappings_len, 1);
+	assert_int_equal(lx->gid_mappings_len, 1);
+	assert_int_equal(lx->uid_mappings[0]->container_id, 0);
+	assert_int_equal(lx->uid_mappings[0]->host_id, 300000);
+	assert_int_equal(lx->uid_mappings[0]->size, 1000);
+	assert_refused(p,
+		       "{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"rootfs\"}, \"process\": "
+		       "{\"cwd\": \"/\", \"user\": {\"uid\": 5, \"gid\": 5, \"additionalGids\": [7, "
+		       "1000]}}, \"linux\": {\"namespaces\": [{\"type\": \"network\"}]}}",
+		       "policy auto-userns: process.user.additionalGids[1] 1000 is outside the 1000 "
+		       "ids the automatic user namespace maps (autoUserns.idsPerContainer)" P_TAIL);
+out:
+	oci_string_map_free(changes);
+	oci_config_free(cfg);
 	moat_policy_free(p);
 }
 
@@ -563,6 +604,7 @@ int main(void)
 		cmocka_unit_test(test_hardened_accepts_and_changes),
 		cmocka_unit_test(test_default_profile_parses),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_auto_userns),
 		cmocka_unit_test(test_relaxing),
 		cmocka_unit_test(test_reserved_annotations),
 		cmocka_unit_test(test_compat_accepts_everything),

@@ -1,0 +1,238 @@
+#!/usr/bin/env bats
+# The policy's auto-userns rule: a config without a user namespace runs in one that moat
+# makes, mapping container ids 0..65535 to a range of host ids lent from a pool (no two live
+# containers share ids), with the rootfs and bind mounts idmapped so that the image's files
+# keep their owners. Where that cannot be done, create fails; it never runs without the
+# user namespace.
+
+load helpers
+
+POOL_DIR=/run/moat-userns
+
+setup() {
+	moat_setup
+	make_bundle
+	# the config engines write: no user namespace, a writable root
+	cfg_set '.linux.namespaces |= map(select(.type != "user"))
+		| del(.linux.uidMappings, .linux.gidMappings) | .root.readonly = false'
+}
+
+# pool_policy START CONTAINERS: a policy file whose pool is CONTAINERS ranges of 65536 ids
+# from host id START; prints its path.
+pool_policy() {
+	local f=$TEST_DIR/pool-$1-$2.json
+	printf '{"autoUserns": {"hostStart": %s, "containers": %s}}\n' "$1" "$2" >"$f"
+	echo "$f"
+}
+
+# a pool start of this test's own, so that no other container's loan is in the way
+private_start() {
+	echo $((0x60000000 + (BATS_SUITE_TEST_NUMBER % 256) * 0x100000 + (RANDOM % 16) * 0x10000))
+}
+
+# uid_map_of ID: the first line of the container init's uid_map, as "inside host count".
+uid_map_of() {
+	local pid
+	pid=$(host_pid "$1") || return 1
+	awk 'NR == 1 { print $1, $2, $3 }' "/proc/$pid/uid_map"
+}
+
+# loans_of ID: the pool's loan files that name ID's state directory.
+loans_of() {
+	grep -lx "$(realpath "$MOAT_ROOT")/$1" "$POOL_DIR"/* 2>/dev/null || true
+}
+
+@test "auto-userns: container root is an unprivileged host uid from the pool, recorded in the state" {
+	cfg_args sleep 60
+	moat_create
+	local map host
+	map=$(uid_map_of "$CID")
+	read -r _ host _ <<<"$map"
+	assert_equal "${map% *}" "0 $host"
+	assert_equal "${map##* }" 65536
+	((host >= 0x70000000 && host < 0x70000000 + 4096 * 65536)) || fail "host id $host is outside the default pool"
+	# the init's real and effective uids, as the host sees them
+	assert_equal "$(awk '/^Uid:/ { print $2, $3 }' "/proc/$(host_pid "$CID")/status")" "$host $host"
+	run state_of
+	assert_success
+	assert_equal "$(jq -r '.annotations["moat.policy.auto-userns"]' <<<"$output")" \
+		"user namespace added: container ids 0-65535 are host ids $host-$((host + 65535)) (lent from the pool), rootfs and bind mounts idmapped"
+	# the loan names this container; delete returns it
+	assert_equal "$(wc -l <<<"$(loans_of "$CID")")" 1
+	assert_equal "$(basename "$(loans_of "$CID")")" "$host-65536"
+	moat delete --force "$CID"
+	assert_equal "$(loans_of "$CID")" ""
+}
+
+@test "auto-userns: the rootfs keeps its owners inside, and what the container writes lands as the image's ids" {
+	local r=$BUNDLE/rootfs
+	mkdir -p "$r/owned/root" "$r/owned/user" "$r/owned/nobody" "$r/owned/odd"
+	chown 0:0 "$r/owned/root"
+	chown 1000:1000 "$r/owned/user"
+	chown 65534:65534 "$r/owned/nobody"
+	chown 12345:54321 "$r/owned/odd"
+	chmod 0700 "$r/owned/user"
+	cfg_set '.process.user = {uid: 1000, gid: 1000}'
+	run_sh 'cd /owned && stat -c "%u:%g %n" root user nobody odd && echo hi >user/file && id -u'
+	assert_success
+	assert_line --index 0 '0:0 root'
+	assert_line --index 1 '1000:1000 user'
+	assert_line --index 2 '65534:65534 nobody'
+	assert_line --index 3 '12345:54321 odd'
+	assert_line --index 4 1000
+	# the file belongs to uid 1000 on disk, as it would in the image
+	assert_equal "$(stat -c '%u:%g' "$r/owned/user/file")" 1000:1000
+}
+
+@test "auto-userns: container root writes the image's root-owned files, which stay root-owned on disk" {
+	cfg_set '.process.user = {uid: 0, gid: 0}'
+	run_sh 'echo x >/etc/written && stat -c "%u:%g" /etc/written'
+	assert_success
+	assert_output 0:0
+	assert_equal "$(stat -c '%u:%g' "$BUNDLE/rootfs/etc/written")" 0:0
+}
+
+@test "auto-userns: bind mounts are idmapped too, rbind ones with their submounts" {
+	mkdir -p "$TEST_DIR/vol/sub" "$BUNDLE/rootfs/vol"
+	chown 2000:2000 "$TEST_DIR/vol"
+	mount -t tmpfs -o mode=0755,uid=3000,gid=3000 tmpfs "$TEST_DIR/vol/sub"
+	cfg_set '.mounts += [{destination: "/vol", type: "bind", source: $s, options: ["rbind"]}]
+		| .process.user = {uid: 2000, gid: 2000}' --arg s "$TEST_DIR/vol"
+	run_sh 'stat -c "%u:%g %n" /vol /vol/sub && touch /vol/new && stat -c "%u:%g" /vol/new'
+	umount "$TEST_DIR/vol/sub"
+	assert_success
+	assert_line --index 0 '2000:2000 /vol'
+	assert_line --index 1 '3000:3000 /vol/sub'
+	assert_line --index 2 '2000:2000'
+	assert_equal "$(stat -c '%u:%g' "$TEST_DIR/vol/new")" 2000:2000
+}
+
+@test "auto-userns: two live containers get ranges that do not overlap; a returned range is lent again" {
+	local policy start a b c
+	start=$(private_start)
+	policy=$(pool_policy "$start" 2)
+	MOAT_TEST_POLICY=$policy
+	cfg_args sleep 60
+	moat_create
+	a=$(uid_map_of "$CID")
+	local first=$CID
+	CID=$first-b
+	moat_create
+	b=$(uid_map_of "$CID")
+	assert_equal "$a" "0 $start 65536"
+	assert_equal "$b" "0 $((start + 65536)) 65536"
+	moat delete --force "$first"
+	CID=$first-c
+	moat_create
+	c=$(uid_map_of "$CID")
+	assert_equal "$c" "0 $start 65536"
+}
+
+@test "auto-userns: when every range is lent, create fails naming the pool setting and leaves nothing" {
+	local policy start
+	start=$(private_start)
+	policy=$(pool_policy "$start" 1)
+	MOAT_TEST_POLICY=$policy
+	cfg_args sleep 60
+	moat_create
+	local first=$CID
+	CID=$first-full
+	run_moat create --bundle "$BUNDLE" --pid-file "$(pid_file)" "$CID"
+	assert_moat_error "^moat: auto-userns: every range of the pool is in use \\(1 containers of 65536 ids from host id $start\\); raise autoUserns\\.containers in $policy\$"
+	assert_no_residue "$CID"
+	assert_equal "$(loans_of "$CID")" ""
+	# the first one still holds its range
+	assert_equal "$(uid_map_of "$first")" "0 $start 65536"
+}
+
+@test "auto-userns: a loan whose container is gone (a crash) is taken back" {
+	local policy start
+	start=$(private_start)
+	policy=$(pool_policy "$start" 1)
+	MOAT_TEST_POLICY=$policy
+	mkdir -p "$POOL_DIR"
+	echo "$TEST_DIR/no-such-state-dir" >"$POOL_DIR/$start-65536"
+	cfg_args sleep 60
+	moat_create
+	assert_equal "$(uid_map_of "$CID")" "0 $start 65536"
+	assert_equal "$(cat "$POOL_DIR/$start-65536")" "$(realpath "$MOAT_ROOT")/$CID"
+}
+
+@test "auto-userns: a loan is not taken from a container created under another --root" {
+	local policy start other
+	start=$(private_start)
+	policy=$(pool_policy "$start" 2)
+	MOAT_TEST_POLICY=$policy
+	cfg_args sleep 60
+	moat_create
+	other=$TEST_DIR/other-root
+	"$MOAT_BINARY" --root "$other" --policy "$policy" run -d --bundle "$BUNDLE" --pid-file "$(pid_file "$CID-other")" "$CID-other" \
+		</dev/null >"$TEST_DIR/other.out" 2>&1 || fail "$(cat "$TEST_DIR/other.out")"
+	local pid
+	pid=$("$MOAT_BINARY" --root "$other" state "$CID-other" | jq .pid)
+	assert_equal "$(awk 'NR == 1 { print $1, $2, $3 }' "/proc/$pid/uid_map")" "0 $((start + 65536)) 65536"
+	"$MOAT_BINARY" --root "$other" delete --force "$CID-other"
+}
+
+@test "auto-userns: a bind source that cannot be idmapped fails create; it never runs without the user namespace" {
+	mkdir -p "$TEST_DIR/ram" "$BUNDLE/rootfs/ram"
+	mount -t ramfs ramfs "$TEST_DIR/ram"
+	cfg_set '.mounts += [{destination: "/ram", type: "bind", source: $s, options: ["bind"]}]' --arg s "$TEST_DIR/ram"
+	cfg_args true
+	run_moat --policy "$(pool_policy "$(private_start)" 1)" create --bundle "$BUNDLE" --pid-file "$(pid_file)" "$CID"
+	umount "$TEST_DIR/ram"
+	assert_moat_error "^moat: auto-userns: mounts\\[7\\] \\(/ram\\): idmap '$TEST_DIR/ram': the filesystem does not support idmapped mounts; moat does not run the container without its user namespace: give the config a user namespace of its own, or turn auto-userns off in "
+	assert_no_residue "$CID"
+	assert_equal "$(loans_of "$CID")" ""
+}
+
+@test "auto-userns: a rootfs that cannot be idmapped fails create the same way" {
+	local ram=$TEST_DIR/ramroot
+	mkdir -p "$ram"
+	mount -t ramfs ramfs "$ram"
+	cp -a "$BUNDLE/rootfs/." "$ram/"
+	cfg_set '.root.path = $r' --arg r "$ram"
+	cfg_args true
+	run_moat create --bundle "$BUNDLE" --pid-file "$(pid_file)" "$CID"
+	umount "$ram"
+	assert_moat_error "^moat: auto-userns: root\\.path: idmap '$ram': the filesystem does not support idmapped mounts \\(nor may any submount\\); moat does not run the container without its user namespace"
+	assert_no_residue "$CID"
+}
+
+@test "auto-userns: a process.user outside the mapped ids is refused before anything is made" {
+	cfg_set '.process.user = {uid: 70000, gid: 0}'
+	run_moat create --bundle "$BUNDLE" --pid-file "$(pid_file)" "$CID"
+	assert_moat_error "^moat: policy auto-userns: process\\.user uid 70000 is outside the 65536 ids the automatic user namespace maps \\(autoUserns\\.idsPerContainer\\); allow it in "
+	assert_no_residue "$CID"
+}
+
+@test "auto-userns: an engine-made network namespace is joined and sysfs still appears" {
+	touch "$TEST_DIR/netns"
+	unshare --net="$TEST_DIR/netns" true
+	cfg_set '.linux.namespaces |= map(if .type == "network" then .path = $p else . end)' --arg p "$TEST_DIR/netns"
+	run_sh 'test -d /sys/class && echo sysfs; cat /proc/self/uid_map'
+	umount "$TEST_DIR/netns"
+	assert_success
+	assert_line --index 0 sysfs
+	assert_line --index 1 --regexp '^ +0 +[0-9]+ +65536$'
+	refute_line --index 1 --regexp '^ +0 +0 '
+}
+
+@test "auto-userns: a config with a user namespace of its own is left alone" {
+	make_bundle "$TEST_DIR/own"
+	cfg_args sleep 60
+	moat_create
+	assert_equal "$(uid_map_of "$CID")" "0 100000 65536"
+	run state_of
+	assert_equal "$(jq -r '.annotations["moat.policy.auto-userns"] // "none"' <<<"$output")" none
+	assert_equal "$(loans_of "$CID")" ""
+}
+
+@test "auto-userns: exec joins the container's user namespace" {
+	cfg_args sleep 60
+	moat_create
+	moat start "$CID"
+	run_moat exec "$CID" cat /proc/self/uid_map
+	assert_success
+	assert_output --regexp "^ +0 +$(uid_map_of "$CID" | awk '{ print $2 }') +65536$"
+}
