@@ -152,7 +152,7 @@ static int check_config(struct build *b, moat_error *err)
 		return moat_error_ret(err);
 	/* Compiled here, so a bad profile fails before anything exists; the init loads it. */
 	if (lx != NULL && lx->seccomp != NULL &&
-	    moat_seccomp_prepare(lx->seccomp, &b->seccomp, err) < 0)
+	    moat_seccomp_prepare_cached(lx->seccomp, b->o->root, &b->seccomp, err) < 0)
 		return moat_error_ret(err);
 	return 0;
 }

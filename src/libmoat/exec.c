@@ -293,7 +293,7 @@ static int spawn(const struct moat_exec_opts *o, struct target *t, pid_t *ret_pi
 	if (moat_process_attrs_validate(&view, err) < 0 || hold_to_policy(o, &view, err) < 0)
 		return moat_error_ret(err);
 	if (t->cfg->linux != NULL && t->cfg->linux->seccomp != NULL &&
-	    moat_seccomp_prepare(t->cfg->linux->seccomp, &c.seccomp, err) < 0)
+	    moat_seccomp_prepare_cached(t->cfg->linux->seccomp, o->root, &c.seccomp, err) < 0)
 		return moat_error_ret(err);
 	r = spawn_child(o, t, &c, ret_pid, ret_console, err);
 	moat_seccomp_free(c.seccomp);

@@ -10,6 +10,7 @@
 
 #include "cgroup.h"
 #include "oci-config.h"
+#include "syscall-filter.h"
 #include "userns-pool.h"
 #include "utils.h"
 
@@ -55,6 +56,10 @@ int moat_validate_id(const char *id, moat_error *err)
 		return moat_error_msg(err, EINVAL, "container ID: longer than %d bytes", MOAT_ID_MAX);
 	if (strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
 		return moat_error_msg(err, EINVAL, "container ID '%s': not allowed", id);
+	if (strcmp(id, MOAT_SECCOMP_CACHE_DIR) == 0)
+		return moat_error_msg(err, EINVAL,
+				      "container ID '%s': reserved (moat's cache of compiled "
+				      "seccomp filters)", id);
 	for (p = (const unsigned char *)id; *p; p++) {
 		if (*p == '/')
 			return moat_error_msg(err, EINVAL, "container ID '%s': must not contain '/'", id);

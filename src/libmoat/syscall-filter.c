@@ -1,13 +1,9 @@
 /* moat: linux.seccomp, compiled with libseccomp (syscall-filter.h says how the profile is read). */
-#include "syscall-filter.h"
+#include "syscall-filter-internal.h"
 
-#include <seccomp.h>
-
-#include <linux/capability.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -89,19 +85,22 @@ static const struct arch_row {
 #define LIBSECCOMP_AT_LEAST(maj, min) \
 	(SCMP_VER_MAJOR > (maj) || (SCMP_VER_MAJOR == (maj) && SCMP_VER_MINOR >= (min)))
 
-/* The spec's filter flags, each set through a libseccomp attribute; -1: this libseccomp has
- * none for it. */
+/* The spec's filter flags: the libseccomp attribute that checks this libseccomp and kernel
+ * support it (-1: this libseccomp has none, so moat refuses the flag), and the flag moat
+ * passes to seccomp(2) when it loads the program itself (seccomp-bpf.c). */
 static const struct flag_row {
 	const char *name;
 	int attr;
+	uint32_t kernel_flag;
 } flags[] = {
-	{ "SECCOMP_FILTER_FLAG_TSYNC", SCMP_FLTATR_CTL_TSYNC },
-	{ "SECCOMP_FILTER_FLAG_LOG", SCMP_FLTATR_CTL_LOG },
-	{ "SECCOMP_FILTER_FLAG_SPEC_ALLOW", SCMP_FLTATR_CTL_SSB },
+	{ "SECCOMP_FILTER_FLAG_TSYNC", SCMP_FLTATR_CTL_TSYNC, SECCOMP_FILTER_FLAG_TSYNC },
+	{ "SECCOMP_FILTER_FLAG_LOG", SCMP_FLTATR_CTL_LOG, SECCOMP_FILTER_FLAG_LOG },
+	{ "SECCOMP_FILTER_FLAG_SPEC_ALLOW", SCMP_FLTATR_CTL_SSB, SECCOMP_FILTER_FLAG_SPEC_ALLOW },
 #if LIBSECCOMP_AT_LEAST(2, 6)
-	{ "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", SCMP_FLTATR_CTL_WAITKILL },
+	{ "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", SCMP_FLTATR_CTL_WAITKILL,
+	  SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV },
 #else
-	{ "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", -1 },
+	{ "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", -1, 0 },
 #endif
 };
 
@@ -134,10 +133,6 @@ static const struct newer_row {
 
 /* ---- the compiled filter, and what compiling it keeps track of ------------------------ */
 
-struct moat_seccomp {
-	scmp_filter_ctx ctx;
-	bool notify;
-};
 
 /* One action a syscall has been given, by an unconditional rule or by rules with
  * conditions, and the first syscalls[] entry that did: how libseccomp's silent drops are
@@ -428,6 +423,7 @@ static int set_flags(struct compile *c, moat_error *err)
 		r = seccomp_attr_set(c->sc->ctx, (enum scmp_filter_attr)f->attr, 1);
 		if (r < 0)
 			return moat_error_set(err, -r, "linux.seccomp.flags[%zu]: %s", i, f->name);
+		c->sc->kernel_flags |= f->kernel_flag;
 	}
 	return 0;
 }
@@ -520,6 +516,8 @@ int moat_seccomp_prepare(const struct oci_seccomp *s, struct moat_seccomp **ret,
 	c.generic_numbers = numbers_generically(native);
 	r = compile(&c);
 	free(c.given);
+	if (r == 0)
+		r = moat_seccomp_bpf_export(c.sc, err);
 	if (r < 0) {
 		moat_seccomp_free(c.sc);
 		return r;
@@ -537,55 +535,26 @@ void moat_seccomp_free(struct moat_seccomp *sc)
 {
 	if (sc == NULL)
 		return;
-	seccomp_release(sc->ctx);
+	if (sc->ctx != NULL)
+		seccomp_release(sc->ctx);
+	free(sc->prog);
 	free(sc);
 }
 
 int moat_seccomp_export(const struct moat_seccomp *sc, int fd, bool pfc, moat_error *err)
 {
-	int r = pfc ? seccomp_export_pfc(sc->ctx, fd) : seccomp_export_bpf(sc->ctx, fd);
+	int r;
 
+	if (!pfc)
+		return write_all(fd, sc->prog, sc->prog_len * sizeof(*sc->prog)) < 0
+			       ? moat_error_set(err, errno, "export the seccomp filter")
+			       : 0;
+	if (sc->ctx == NULL)
+		return moat_error_msg(err, ENOENT, "export the seccomp filter: this one came "
+				      "compiled from the cache, without libseccomp's pseudo code");
+	r = seccomp_export_pfc(sc->ctx, fd);
 	if (r < 0)
 		return moat_error_set(err, -r, "export the seccomp filter");
-	return 0;
-}
-
-/* ---- loading ---------------------------------------------------------------------------- */
-
-static bool has_cap_sys_admin(void)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
-
-	return syscall(SYS_capget, &h, d) == 0 && (d[0].effective & (1u << CAP_SYS_ADMIN));
-}
-
-static int load_error(int errnum, moat_error *err)
-{
-	if (errnum == EACCES && prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1 && !has_cap_sys_admin())
-		return moat_error_set(err, errnum, "load the seccomp filter: the kernel takes one "
-				      "only with no_new_privs set (process.noNewPrivileges) or "
-				      "with CAP_SYS_ADMIN, and the process has neither");
-	if (errnum == ESRCH)
-		return moat_error_set(err, errnum, "load the seccomp filter: a thread of the "
-				      "process has a filter that SECCOMP_FILTER_FLAG_TSYNC cannot "
-				      "replace");
-	return moat_error_set(err, errnum, "load the seccomp filter");
-}
-
-int moat_seccomp_load(struct moat_seccomp *sc, int *ret_notify_fd, moat_error *err)
-{
-	int r = seccomp_load(sc->ctx), fd = -1;
-
-	if (r < 0)
-		return load_error(-r, err);
-	if (sc->notify) {
-		fd = seccomp_notify_fd(sc->ctx);
-		if (fd < 0)
-			return moat_error_msg(err, EBADF, "load the seccomp filter: libseccomp "
-					      "returned no listener fd");
-	}
-	*ret_notify_fd = fd;
 	return 0;
 }
 

@@ -53,10 +53,12 @@
  *     notification nobody can receive yet would block that for ever.
  *     listenerMetadata without listenerPath is an error (the spec says MUST NOT).
  *
- * Loading: the kernel accepts a filter from a process that has no_new_privs set or
- * CAP_SYS_ADMIN in its user namespace. libseccomp is told not to set no_new_privs itself
- * (process.noNewPrivileges decides that): without it, load before the capabilities are
- * dropped. The load error says which of the two the process lacks.
+ * Loading: libseccomp generates the BPF program once, at prepare (and the state root keeps
+ * it, see seccomp-bpf.c); moat loads it with seccomp(2), with the profile's flags. The kernel
+ * accepts a filter from a process that has no_new_privs set or CAP_SYS_ADMIN in its user
+ * namespace; moat never sets no_new_privs for it (process.noNewPrivileges decides that):
+ * without it, load before the capabilities are dropped. The load error says which of the
+ * two the process lacks.
  */
 #ifndef MOAT_SYSCALL_FILTER_H
 #define MOAT_SYSCALL_FILTER_H
@@ -72,9 +74,17 @@
 
 struct moat_seccomp;
 
-/* Check and compile s; warnings (skipped names) go to err->warn. */
+/* Check and compile s, down to the BPF program; warnings (skipped names) go to err->warn. */
 int moat_seccomp_prepare(const struct oci_seccomp *s, struct moat_seccomp **ret,
 			 moat_error *err);
+
+/* The same through the cache under the state root root (seccomp-bpf.c): a profile this moat
+ * and libseccomp compiled before is read back, its warnings again in err->warn, instead of
+ * being compiled again. root NULL: no cache. */
+int moat_seccomp_prepare_cached(const struct oci_seccomp *s, const char *root,
+				struct moat_seccomp **ret, moat_error *err);
+/* The directory under the state root that holds the cache: not a container ID. */
+#define MOAT_SECCOMP_CACHE_DIR ".seccomp-cache"
 
 /* Whether the default action or a rule is SCMP_ACT_NOTIFY: load then returns a listener
  * fd, which goes to listenerPath. */

@@ -37,6 +37,11 @@ setup() {
 	assert_id_refused ..
 }
 
+@test "the container ID '.seccomp-cache' is refused: the state root keeps compiled filters there" {
+	assert_id_refused .seccomp-cache
+	assert_moat_error "container ID '.seccomp-cache': reserved (moat's cache of compiled seccomp filters)"
+}
+
 @test "a container ID containing '/' is refused" {
 	assert_id_refused a/b
 	assert_id_refused "../escape-$CID"

@@ -1180,3 +1180,55 @@ ioctl-fionread-upper-bits: ok'
 	refute_line --partial 'Function not implemented'
 	assert_line 'done'
 }
+
+# ---- the compiled-filter cache under the state root (src/libmoat/seccomp-bpf.c) --------
+
+@test "cache: the compiled default profile is kept under the state root, reused, and a damaged entry is compiled again" {
+	make_bundle
+	local script='grep -E "^Seccomp:" /proc/self/status; unshare -U true 2>&1; echo done'
+	run_sh "$script"
+	assert_success
+	assert_line 'unshare: unshare(0x10000000): Function not implemented'
+	local cache=$MOAT_ROOT/.seccomp-cache entry
+	entry=$(find "$cache" -type f)
+	assert_equal "$(wc -l <<<"$entry")" 1
+	assert_equal "$(stat -c '%u %a' "$entry")" "0 600"
+	local first
+	first=$(stat -c %i "$entry")
+	# a hit: the same file, not rewritten (written entries are renamed into place)
+	CID=$CID-2 run_sh "$script"
+	assert_success
+	assert_line 'unshare: unshare(0x10000000): Function not implemented'
+	assert_equal "$(stat -c %i "$entry")" "$first"
+	# a damaged entry is a miss: the container still gets its filter, the entry is rewritten
+	truncate -s 100 "$entry"
+	CID=$CID-3 run_sh "$script"
+	assert_success
+	assert_line --regexp '^Seccomp:[[:space:]]+2$'
+	assert_line 'unshare: unshare(0x10000000): Function not implemented'
+	[[ $(stat -c %i "$entry") != "$first" ]] || fail "the damaged entry was not rewritten"
+	# an entry someone else may write is not trusted
+	first=$(stat -c %i "$entry")
+	chmod 0660 "$entry"
+	CID=$CID-4 run_sh "$script"
+	assert_success
+	assert_line 'unshare: unshare(0x10000000): Function not implemented'
+	[[ $(stat -c %i "$entry") != "$first" ]] || fail "the damaged entry was not rewritten"
+	assert_equal "$(stat -c %a "$entry")" 600
+}
+
+@test "cache: another profile gets its own entry, and an unknown name warns on every run" {
+	make_bundle
+	cfg_set '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["mkdir", "no_such_call"], action: "SCMP_ACT_ERRNO", errnoRet: 38}]}'
+	local i
+	for i in 1 2; do
+		CID=$CID-$i run_sh 'mkdir /tmp/x 2>&1'
+		assert_failure
+		assert_output --partial 'Function not implemented'
+		[[ $stderr == *no_such_call* ]] || fail "no warning on run $i: $stderr"
+	done
+	assert_equal "$(find "$MOAT_ROOT/.seccomp-cache" -type f | wc -l)" 1
+	make_bundle "$TEST_DIR/b2"
+	CID=$CID-3 run_sh true
+	assert_equal "$(find "$MOAT_ROOT/.seccomp-cache" -type f | wc -l)" 2
+}
