@@ -236,3 +236,48 @@ loans_of() {
 	assert_success
 	assert_output --regexp "^ +0 +$(uid_map_of "$CID" | awk '{ print $2 }') +65536$"
 }
+
+@test "auto-userns: a config shaped as Docker writes it runs unchanged, root unprivileged on the host" {
+	# what dockerd hands runc: no user namespace, its default capabilities, a joined network
+	# namespace, sysfs/mqueue/devpts/shm mounts, /etc/hosts and resolv.conf bound from the
+	# engine's per-container directory, device cgroup rules
+	local caps='["CAP_CHOWN","CAP_DAC_OVERRIDE","CAP_FSETID","CAP_FOWNER","CAP_MKNOD","CAP_NET_RAW","CAP_SETGID","CAP_SETUID","CAP_SETFCAP","CAP_SETPCAP","CAP_NET_BIND_SERVICE","CAP_SYS_CHROOT","CAP_KILL","CAP_AUDIT_WRITE"]'
+	local engine=$TEST_DIR/var/lib/docker/containers/abc
+	mkdir -p "$engine"
+	printf '127.0.0.1 localhost\n' >"$engine/hosts"
+	printf 'nameserver 127.0.0.53\n' >"$engine/resolv.conf"
+	touch "$BUNDLE/rootfs/etc/hosts" "$BUNDLE/rootfs/etc/resolv.conf"
+	touch "$TEST_DIR/netns"
+	unshare --net="$TEST_DIR/netns" true
+	cfg_set '
+		.process.capabilities = {bounding: $caps, effective: $caps, permitted: $caps}
+		| .process.noNewPrivileges = false | del(.linux.seccomp)
+		| .linux.namespaces = [{type: "mount"}, {type: "network", path: $n}, {type: "uts"}, {type: "pid"}, {type: "ipc"}, {type: "cgroup"}]
+		| .mounts = [
+			{destination: "/proc", type: "proc", source: "proc", options: ["nosuid", "noexec", "nodev"]},
+			{destination: "/dev", type: "tmpfs", source: "tmpfs", options: ["nosuid", "strictatime", "mode=755", "size=65536k"]},
+			{destination: "/dev/pts", type: "devpts", source: "devpts", options: ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"]},
+			{destination: "/sys", type: "sysfs", source: "sysfs", options: ["nosuid", "noexec", "nodev", "ro"]},
+			{destination: "/dev/mqueue", type: "mqueue", source: "mqueue", options: ["nosuid", "noexec", "nodev"]},
+			{destination: "/dev/shm", type: "tmpfs", source: "shm", options: ["nosuid", "noexec", "nodev", "mode=1777", "size=67108864"]},
+			{destination: "/etc/hosts", type: "bind", source: ($e + "/hosts"), options: ["rbind", "rprivate"]},
+			{destination: "/etc/resolv.conf", type: "bind", source: ($e + "/resolv.conf"), options: ["rbind", "rprivate"]}]
+		| .linux.resources.devices = [{allow: false, access: "rwm"}, {allow: true, type: "c", major: 1, minor: 3, access: "rwm"}]' \
+		--argjson caps "$caps" --arg e "$engine" --arg n "$TEST_DIR/netns"
+	cfg_args sh -c 'cat /etc/hosts; stat -c "%u:%g" /etc/hosts; grep CapEff /proc/self/status; chown 1000 /tmp && echo chowned; sleep 60'
+	moat_run_detached
+	retry grep -q chowned "$(out_file)"
+	run cat "$(out_file)"
+	assert_line --index 0 '127.0.0.1 localhost'
+	assert_line --index 1 '0:0'
+	assert_line --index 2 "$(printf 'CapEff:\t00000000a80425fb')"
+	assert_line --index 3 chowned
+	# on the host, the container's root is an unprivileged uid from the pool
+	local host
+	host=$(awk '/^Uid:/ { print $2 }' "/proc/$(host_pid)/status")
+	((host >= 0x70000000)) || fail "container root is host uid $host"
+	run state_of
+	assert_equal "$(jq -r '.annotations["moat.policy.default-seccomp"]' <<<"$output")" "added moat's default profile"
+	assert_equal "$(jq -r '.annotations["moat.policy.no-new-privileges"]' <<<"$output")" "set process.noNewPrivileges to true"
+	umount "$TEST_DIR/netns"
+}
