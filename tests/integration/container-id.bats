@@ -38,8 +38,9 @@ setup() {
 }
 
 @test "the container ID '.seccomp-cache' is refused: the state root keeps compiled filters there" {
+	run_moat create --bundle "$BUNDLE" .seccomp-cache
+	assert_moat_error "^moat: container ID '\.seccomp-cache': reserved \(moat's cache of compiled seccomp filters\)\$"
 	assert_id_refused .seccomp-cache
-	assert_moat_error "container ID '.seccomp-cache': reserved (moat's cache of compiled seccomp filters)"
 }
 
 @test "a container ID containing '/' is refused" {

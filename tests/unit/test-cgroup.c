@@ -1253,18 +1253,26 @@ static void test_real_destroy_kills(void **state)
 {
 	struct moat_cgroup *cg = NULL;
 	moat_error err = MOAT_ERROR_INIT;
-	int status;
+	int status, ready[2];
+	char c;
 
 	if (geteuid() != 0 || access("/sys/fs/cgroup/pids", F_OK) != 0)
 		skip();
 	assert_ok(moat_cgroup_create(real.path, NULL, &cg, &err), &err);
+	assert_int_equal(pipe(ready), 0);
 	real.child = fork();
 	assert_true(real.child >= 0);
 	if (real.child == 0) {
 		signal(SIGTERM, SIG_IGN);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(1);
 		for (;;)
 			pause();
 	}
+	close(ready[1]);
+	/* SIGTERM only once the child ignores it: under load it may not have got that far */
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
 	assert_ok(moat_cgroup_add_pid(cg, real.child, &err), &err);
 	assert_ok(moat_cgroup_kill_all(cg, SIGTERM, &err), &err);
 	assert_int_equal(waitpid(real.child, &status, WNOHANG), 0);
