@@ -48,7 +48,7 @@ static const struct {
 	{ "kernel.hostname", MOAT_NS_UTS },   { "kernel.domainname", MOAT_NS_UTS },
 };
 
-static int rlimit_from_name(const char *name)
+int moat_process_rlimit_resource(const char *name)
 {
 	size_t i;
 
@@ -103,7 +103,7 @@ int moat_process_validate_one(const struct oci_process *p, moat_error *err)
 	if (p->args_len == 0)
 		return moat_error_msg(err, EINVAL, "process.args: must not be empty");
 	for (i = 0; i < p->rlimits_len; i++)
-		if (rlimit_from_name(p->rlimits[i]->type) < 0)
+		if (moat_process_rlimit_resource(p->rlimits[i]->type) < 0)
 			return moat_error_msg(err, EINVAL, "process.rlimits[%zu].type: unknown '%s'", i,
 					      p->rlimits[i]->type);
 	if (c != NULL &&
@@ -243,7 +243,7 @@ static int set_rlimits(const struct oci_process *p, moat_error *err)
 		const struct oci_rlimit *rl = p->rlimits[i];
 		struct rlimit lim = { .rlim_cur = rl->soft, .rlim_max = rl->hard };
 		struct rlimit cur;
-		int res = rlimit_from_name(rl->type);
+		int res = moat_process_rlimit_resource(rl->type);
 
 		if (setrlimit(res, &lim) == 0)
 			continue;

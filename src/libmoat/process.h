@@ -24,6 +24,9 @@ void moat_process_drop_unraisable_ambient(struct oci_process *p, moat_error *err
 int moat_process_validate_one(const struct oci_process *p, moat_error *err);
 
 /* rlimits and umask. */
+/* The RLIMIT_* number of an OCI rlimit type ("RLIMIT_NOFILE"), or -1. */
+int moat_process_rlimit_resource(const char *name);
+
 int moat_process_set_limits(const struct oci_process *p, moat_error *err);
 
 /* Kernel settings written through a private procfs instance, before the

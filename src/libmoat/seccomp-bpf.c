@@ -75,6 +75,14 @@ int moat_seccomp_bpf_export(struct moat_seccomp *sc, moat_error *err)
 	return 0;
 }
 
+const struct sock_filter *moat_seccomp_program(const struct moat_seccomp *sc, size_t *ret_len,
+					       uint32_t *ret_flags)
+{
+	*ret_len = sc->prog_len;
+	*ret_flags = sc->kernel_flags;
+	return sc->prog;
+}
+
 static bool has_cap_sys_admin(void)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };

@@ -64,6 +64,8 @@
 #define MOAT_SYSCALL_FILTER_H
 
 #include <stdbool.h>
+#include <linux/filter.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -89,6 +91,11 @@ int moat_seccomp_prepare_cached(const struct oci_seccomp *s, const char *root,
 /* Whether the default action or a rule is SCMP_ACT_NOTIFY: load then returns a listener
  * fd, which goes to listenerPath. */
 bool moat_seccomp_uses_notify(const struct moat_seccomp *sc);
+
+/* The compiled program and the SECCOMP_FILTER_FLAG_* its profile asks for: what a guest
+ * agent loads in microVM mode. */
+const struct sock_filter *moat_seccomp_program(const struct moat_seccomp *sc, size_t *ret_len,
+					       uint32_t *ret_flags);
 
 /* Load the filter into the calling process (with TSYNC: into all its threads). Sets
  * *ret_notify_fd to the listener fd (close-on-exec, the caller's) when the filter uses

@@ -1,0 +1,178 @@
+/* moat: what the guest agent is told to do (vm-guest-spec.h). */
+#include "vm-guest-spec.h"
+
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/param.h>
+
+#include "caps.h"
+#include "mount.h"
+#include "mount-options.h"
+#include "process.h"
+#include "utils.h"
+
+static int caps_of(const struct oci_capabilities *c, struct moat_proto_process *p,
+		   moat_error *err)
+{
+	if (c == NULL)
+		return 0;
+	if (moat_caps_parse(c->bounding, c->bounding_len, "process.capabilities.bounding",
+			    &p->cap_bounding, err) < 0 ||
+	    moat_caps_parse(c->effective, c->effective_len, "process.capabilities.effective",
+			    &p->cap_effective, err) < 0 ||
+	    moat_caps_parse(c->inheritable, c->inheritable_len,
+			    "process.capabilities.inheritable", &p->cap_inheritable, err) < 0 ||
+	    moat_caps_parse(c->permitted, c->permitted_len, "process.capabilities.permitted",
+			    &p->cap_permitted, err) < 0 ||
+	    moat_caps_parse(c->ambient, c->ambient_len, "process.capabilities.ambient",
+			    &p->cap_ambient, err) < 0)
+		return moat_error_ret(err);
+	return 0;
+}
+
+static int rlimits_of(const struct oci_process *op, struct moat_proto_process *p,
+		      moat_error *err)
+{
+	p->rlimits = xcalloc(op->rlimits_len + 1, sizeof(*p->rlimits));
+	for (size_t i = 0; i < op->rlimits_len; i++) {
+		int res = moat_process_rlimit_resource(op->rlimits[i]->type);
+
+		if (res < 0)
+			return moat_error_msg(err, EINVAL, "process.rlimits[%zu].type: unknown '%s'",
+					      i, op->rlimits[i]->type);
+		p->rlimits[p->n_rlimits++] = (struct moat_proto_rlimit){
+			.type = (uint32_t)res, .soft = op->rlimits[i]->soft, .hard = op->rlimits[i]->hard
+		};
+	}
+	return 0;
+}
+
+static int seccomp_of(const struct moat_seccomp *sc, struct moat_proto_process *p,
+		      moat_error *err)
+{
+	const struct sock_filter *prog;
+	size_t n = 0;
+	uint32_t flags = 0;
+
+	if (sc == NULL)
+		return 0;
+	if (moat_seccomp_uses_notify(sc))
+		return moat_error_msg(err, EINVAL, "linux.seccomp: SCMP_ACT_NOTIFY cannot reach a "
+				      "listener on the host from a microVM's guest");
+	prog = moat_seccomp_program(sc, &n, &flags);
+	if (flags & ~MOAT_PROTO_SECCOMP_FLAGS)
+		return moat_error_msg(err, EINVAL, "linux.seccomp.flags: a flag the guest agent "
+				      "cannot apply (0x%x)", flags & ~MOAT_PROTO_SECCOMP_FLAGS);
+	p->seccomp = xmalloc(n * sizeof(*prog));
+	memcpy(p->seccomp, prog, n * sizeof(*prog));
+	p->n_seccomp = n;
+	p->has_seccomp_flags = flags != 0;
+	p->seccomp_flags = flags;
+	return 0;
+}
+
+int moat_vm_process_build(const struct oci_process *op, const struct moat_seccomp *sc,
+			  struct moat_proto_process *ret, moat_error *err)
+{
+	struct moat_proto_process p = { 0 };
+	const struct oci_user *u = op->user;
+
+	p.args = op->args;
+	p.n_args = op->args_len;
+	p.env = op->env;
+	p.n_env = op->env_len;
+	p.cwd = op->cwd;
+	p.uid = u ? u->uid : 0;
+	p.gid = u ? u->gid : 0;
+	p.groups = u ? u->additional_gids : NULL;
+	p.n_groups = u ? u->additional_gids_len : 0;
+	p.has_umask = u && u->umask_present;
+	p.umask = u ? u->umask : 0;
+	p.no_new_privs = op->no_new_privileges;
+	p.terminal = op->terminal;
+	if (caps_of(op->capabilities, &p, err) < 0 || rlimits_of(op, &p, err) < 0 ||
+	    seccomp_of(sc, &p, err) < 0) {
+		moat_vm_process_free(&p);
+		return moat_error_ret(err);
+	}
+	*ret = p;
+	return 0;
+}
+
+void moat_vm_process_free(struct moat_proto_process *p)
+{
+	free(p->rlimits);
+	free(p->seccomp);
+	*p = (struct moat_proto_process){ 0 };
+}
+
+/* A config mount the agent makes in the guest: its filesystem, flags and data. cgroup
+ * mounts become the guest's cgroup2 (the guest kernel has no v1 hierarchies to offer). */
+static int guest_mount(const struct oci_mount *m, size_t idx, struct moat_proto_mount *ret,
+		       moat_error *err)
+{
+	struct moat_mount_opts o;
+	bool cgroup = m->type && (strcmp(m->type, "cgroup") == 0 || strcmp(m->type, "cgroup2") == 0);
+
+	if (m->type == NULL)
+		return moat_error_msg(err, EINVAL, "mounts[%zu] (%s): type: required in microVM "
+				      "mode", idx, m->destination);
+	if (moat_mount_opts_parse(m->options, m->options_len, &o, err) < 0)
+		return moat_error_prefix(err, "mounts[%zu] (%s)", idx, m->destination);
+	*ret = (struct moat_proto_mount){
+		.type = xstrdup(cgroup ? "cgroup2" : m->type),
+		.source = xstrdup(m->source ? m->source : m->type),
+		.dest = xstrdup(m->destination),
+		.flags = o.ms_set & ~(uint64_t)(MS_BIND | MS_REC | MS_REMOUNT),
+		.data = (o.data_str && !cgroup) ? xstrdup(o.data_str) : NULL,
+	};
+	moat_mount_opts_release(&o);
+	return 0;
+}
+
+static void free_mounts(struct moat_proto_mount *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].type);
+		free(v[i].source);
+		free(v[i].dest);
+		free(v[i].data);
+	}
+	free(v);
+}
+
+int moat_vm_start_build(const struct oci_config *cfg, const struct moat_seccomp *sc,
+			struct moat_msg_start *ret, moat_error *err)
+{
+	struct moat_msg_start m = { 0 };
+	const struct oci_console_size *cs = cfg->process->console_size;
+
+	if (moat_vm_process_build(cfg->process, sc, &m.process, err) < 0)
+		return moat_error_ret(err);
+	m.mounts = xcalloc(cfg->mounts_len + 1, sizeof(*m.mounts));
+	for (size_t i = 0; i < cfg->mounts_len; i++) {
+		if (moat_mount_is_bind(cfg->mounts[i]))
+			continue; /* made on the host, inside the shared rootfs */
+		if (guest_mount(cfg->mounts[i], i, &m.mounts[m.n_mounts], err) < 0) {
+			moat_vm_start_free(&m);
+			return moat_error_ret(err);
+		}
+		m.n_mounts++;
+	}
+	m.hostname = cfg->hostname;
+	m.root_readonly = cfg->root && cfg->root->readonly;
+	if (cs != NULL && cfg->process->terminal) {
+		m.has_winsize = true;
+		m.winsize = (struct moat_proto_winsize){ (uint16_t)MIN(cs->height, UINT16_MAX),
+							 (uint16_t)MIN(cs->width, UINT16_MAX) };
+	}
+	*ret = m;
+	return 0;
+}
+
+void moat_vm_start_free(struct moat_msg_start *m)
+{
+	moat_vm_process_free(&m->process);
+	free_mounts(m->mounts, m->n_mounts);
+	*m = (struct moat_msg_start){ 0 };
+}

@@ -1,0 +1,29 @@
+/* moat: what the guest agent is told to do, made from the OCI config on the host.
+ *
+ * The agent has no JSON parser and no libseccomp: moat resolves everything first. The
+ * process becomes flat fields (capability sets as bit masks, rlimits as numbers, the
+ * seccomp profile as the BPF program moat compiled), and the config's mounts split in two:
+ * bind mounts are host paths, so moat makes them on the host inside the shared rootfs
+ * (they reach the guest through the share), and every other mount (proc, sysfs, tmpfs,
+ * devpts, mqueue, cgroup) is the agent's to make inside the guest.
+ */
+#ifndef MOAT_VM_GUEST_SPEC_H
+#define MOAT_VM_GUEST_SPEC_H
+
+#include "error.h"
+#include "oci-config.h"
+#include "proto.h"
+#include "syscall-filter.h"
+
+/* The START message for cfg; sc: its compiled linux.seccomp, or NULL. Fields the guest
+ * cannot honour are errors naming them. Release with moat_vm_start_free. */
+int moat_vm_start_build(const struct oci_config *cfg, const struct moat_seccomp *sc,
+			struct moat_msg_start *ret, moat_error *err);
+void moat_vm_start_free(struct moat_msg_start *m);
+
+/* The process fields of p (as START and EXEC carry them); borrowed strings stay cfg's. */
+int moat_vm_process_build(const struct oci_process *p, const struct moat_seccomp *sc,
+			  struct moat_proto_process *ret, moat_error *err);
+void moat_vm_process_free(struct moat_proto_process *p);
+
+#endif

@@ -1,0 +1,163 @@
+/* moat: starting the VMM (vm-launch.h). */
+#include "vm-launch.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/close_range.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "utils.h"
+
+/* The fd number QEMU finds the agent's socket at. */
+#define QEMU_AGENT_FD 3
+
+struct argv_builder {
+	char **v;
+	size_t n;
+};
+
+static void add(struct argv_builder *b, const char *s)
+{
+	b->v = xrealloc(b->v, (b->n + 2) * sizeof(*b->v));
+	b->v[b->n++] = xstrdup(s);
+	b->v[b->n] = NULL;
+}
+
+static void __attribute__((format(printf, 2, 3))) addf(struct argv_builder *b, const char *fmt, ...)
+{
+	char *s = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	add(b, s);
+	free(s);
+}
+
+/* QEMU's option syntax doubles a comma inside a value. */
+static char *qemu_escape(const char *s)
+{
+	size_t n = strlen(s), commas = 0;
+	char *r, *w;
+
+	for (size_t i = 0; i < n; i++)
+		commas += s[i] == ',';
+	r = w = xmalloc(n + commas + 1);
+	for (size_t i = 0; i < n; i++) {
+		*w++ = s[i];
+		if (s[i] == ',')
+			*w++ = ',';
+	}
+	*w = '\0';
+	return r;
+}
+
+char **moat_vm_qemu_argv(const struct moat_vm_launch *l)
+{
+	struct argv_builder b = { 0 };
+	_cleanup_free_ char *rootfs = qemu_escape(l->rootfs);
+	_cleanup_free_ char *log = l->console_log ? qemu_escape(l->console_log) : NULL;
+	bool kvm = l->vm->accel == MOAT_VM_ACCEL_KVM;
+
+	add(&b, l->qemu);
+	add(&b, "-M");
+	add(&b, "microvm,acpi=off,x-option-roms=off,rtc=off");
+	add(&b, "-accel");
+	add(&b, kvm ? "kvm" : "tcg");
+	add(&b, "-cpu");
+	add(&b, kvm ? "host" : "max");
+	add(&b, "-smp");
+	addf(&b, "%u", l->vm->cpus);
+	add(&b, "-m");
+	addf(&b, "%uM", l->vm->memory_mib);
+	add(&b, "-nodefaults");
+	add(&b, "-no-user-config");
+	add(&b, "-nographic");
+	add(&b, "-no-reboot");
+	/* QEMU's own filter: no obsolete syscalls, no setuid and friends, no fork/exec, no
+	 * scheduler or resource changes. */
+	add(&b, "-sandbox");
+	add(&b, "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
+	add(&b, "-kernel");
+	add(&b, l->kernel);
+	add(&b, "-initrd");
+	add(&b, l->initramfs);
+	add(&b, "-append");
+	add(&b, "console=hvc0 quiet panic=-1 reboot=t moat.rootfs=9p");
+	add(&b, "-device");
+	add(&b, "virtio-serial-device,max_ports=2");
+	add(&b, "-chardev");
+	if (log)
+		addf(&b, "file,id=con,path=%s", log);
+	else
+		add(&b, "null,id=con");
+	add(&b, "-device");
+	add(&b, "virtconsole,chardev=con");
+	add(&b, "-chardev");
+	addf(&b, "socket,id=agent,fd=%d", QEMU_AGENT_FD);
+	add(&b, "-device");
+	add(&b, "virtserialport,chardev=agent,name=moat.0");
+	add(&b, "-fsdev");
+	addf(&b, "local,id=root,path=%s,security_model=none", rootfs);
+	add(&b, "-device");
+	add(&b, "virtio-9p-device,fsdev=root,mount_tag=moatroot");
+	return b.v;
+}
+
+void moat_vm_argv_free(char **argv)
+{
+	for (size_t i = 0; argv != NULL && argv[i] != NULL; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+int moat_vm_launch(const struct moat_vm_launch *l, pid_t *ret_pid, moat_error *err)
+{
+	char **argv = moat_vm_qemu_argv(l);
+	int e[2];
+	pid_t pid;
+	ssize_t n;
+	int child_errno = 0;
+
+	if (pipe2(e, O_CLOEXEC) < 0) {
+		moat_vm_argv_free(argv);
+		return moat_error_set(err, errno, "microvm: pipe");
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(e[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (dup2(l->agent_fd, QEMU_AGENT_FD) < 0 ||
+		    (e[1] <= QEMU_AGENT_FD && (e[1] = fcntl(e[1], F_DUPFD_CLOEXEC, 4)) < 0))
+			_exit(127);
+		close_range(QEMU_AGENT_FD + 1, ~0U, CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC);
+		fcntl(e[1], F_SETFD, FD_CLOEXEC);
+		execv(argv[0], argv);
+		child_errno = errno;
+		write_all(e[1], &child_errno, sizeof(child_errno));
+		_exit(127);
+	}
+	close(e[1]);
+	if (pid < 0) {
+		close(e[0]);
+		moat_vm_argv_free(argv);
+		return moat_error_set(err, errno, "microvm: fork");
+	}
+	n = read_all(e[0], &child_errno, sizeof(child_errno));
+	close(e[0]);
+	if (n == sizeof(child_errno)) {
+		moat_error_set(err, child_errno, "microvm: exec %s", argv[0]);
+		moat_vm_argv_free(argv);
+		return -child_errno;
+	}
+	moat_vm_argv_free(argv);
+	*ret_pid = pid;
+	return 0;
+}

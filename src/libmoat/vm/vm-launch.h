@@ -1,0 +1,37 @@
+/* moat: starting the VMM, QEMU's microvm machine, for one container.
+ *
+ * The guest boots moat's kernel with moat's agent as PID 1 in the initramfs. The container's
+ * rootfs is shared with virtio-9p (QEMU serves it itself: no second daemon to jail, and
+ * with TCG the boot dominates either way; contrib/microvm/README.md has the measurements).
+ * The agent's port, moat.0, is a virtio-serial port on a socket QEMU inherits; the guest
+ * kernel's console goes to a file for diagnosis. QEMU runs with -sandbox on (its own
+ * seccomp filter: no spawning, no privilege changes, no obsolete syscalls) and -nodefaults,
+ * so the guest sees nothing but what is listed here.
+ */
+#ifndef MOAT_VM_LAUNCH_H
+#define MOAT_VM_LAUNCH_H
+
+#include <sys/types.h>
+
+#include "error.h"
+#include "vm-select.h"
+
+struct moat_vm_launch {
+	const char *qemu;        /* the qemu-system-x86_64 binary */
+	const char *kernel;      /* the guest kernel image */
+	const char *initramfs;   /* the agent's initramfs */
+	const char *rootfs;      /* the directory shared as the guest's root */
+	const char *console_log; /* where the guest kernel's console goes; NULL: nowhere */
+	const struct moat_vm_choice *vm;
+	int agent_fd;            /* QEMU's end of the agent's socket */
+};
+
+/* The argument vector (NULL-terminated, each string allocated) for l. */
+char **moat_vm_qemu_argv(const struct moat_vm_launch *l);
+void moat_vm_argv_free(char **argv);
+
+/* Fork and exec QEMU; *ret_pid is its pid. Only agent_fd and stdio cross into it; QEMU
+ * dies with its parent. */
+int moat_vm_launch(const struct moat_vm_launch *l, pid_t *ret_pid, moat_error *err);
+
+#endif
