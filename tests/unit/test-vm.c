@@ -1,0 +1,262 @@
+/* Unit tests for the microVM supervisor's pure parts: choosing the isolation, accelerator,
+ * memory and vCPUs (vm-select.c); the guest's START message made from an OCI config
+ * (vm-guest-spec.c); QEMU's command line (vm-launch.c).
+ * Run with CMOCKA_MESSAGE_OUTPUT=TAP for TAP output. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+
+#include <cmocka.h>
+
+#include "oci-config.h"
+#include "syscall-filter.h"
+#include "utils.h"
+#include "vm-guest-spec.h"
+#include "vm-launch.h"
+#include "vm-select.h"
+
+static struct oci_config *config(const char *json)
+{
+	struct oci_config *cfg = NULL;
+	char *msg = NULL;
+
+	if (oci_config_parse_data(json, strlen(json), "test", &cfg, &msg) < 0)
+		fail_msg("parse: %s", msg);
+	return cfg;
+}
+
+#define CFG(annotations, linux_extra) \
+	"{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"rootfs\"}, " \
+	"\"process\": {\"cwd\": \"/\", \"args\": [\"sh\"], \"user\": {\"uid\": 0, \"gid\": 0}}, " \
+	"\"annotations\": {" annotations "}, \"linux\": {\"namespaces\": [{\"type\": \"mount\"}]" \
+	linux_extra "}}"
+
+static const struct moat_vm_defaults defaults = { false, MOAT_VM_ACCEL_KVM };
+
+/* The choice for json, or the error (then *ret_msg holds it). */
+static int choose(const char *json, bool as_vm, const struct moat_vm_defaults *d,
+		  struct moat_vm_choice *ret, char **ret_msg)
+{
+	struct oci_config *cfg = config(json);
+	moat_error err = MOAT_ERROR_INIT;
+	int r = moat_vm_choose(cfg, as_vm, d, ret, &err);
+
+	*ret_msg = err.msg ? xstrdup(err.msg) : NULL;
+	moat_error_clear(&err);
+	oci_config_free(cfg);
+	return r;
+}
+
+static void test_isolation(void **state)
+{
+	struct moat_vm_choice c;
+	struct moat_vm_defaults vm_default = { true, MOAT_VM_ACCEL_TCG };
+	char *msg;
+
+	(void)state;
+	assert_int_equal(choose(CFG("", ""), false, &defaults, &c, &msg), 0);
+	assert_int_equal(c.isolation, MOAT_ISOLATION_CONTAINER);
+	assert_int_equal(choose(CFG("\"moat.isolation\": \"microvm\"", ""), false, &defaults, &c,
+				&msg), 0);
+	assert_int_equal(c.isolation, MOAT_ISOLATION_MICROVM);
+	assert_int_equal(c.accel, MOAT_VM_ACCEL_KVM);
+	assert_int_equal(c.memory_mib, 256);
+	assert_int_equal(c.cpus, 1);
+	/* moat-vm: the annotation cannot lower it */
+	assert_int_equal(choose(CFG("\"moat.isolation\": \"container\"", ""), true, &defaults, &c,
+				&msg), 0);
+	assert_int_equal(c.isolation, MOAT_ISOLATION_MICROVM);
+	/* the policy's default, and the annotation below it */
+	assert_int_equal(choose(CFG("", ""), false, &vm_default, &c, &msg), 0);
+	assert_int_equal(c.isolation, MOAT_ISOLATION_MICROVM);
+	assert_int_equal(c.accel, MOAT_VM_ACCEL_TCG);
+	assert_int_equal(choose(CFG("\"moat.isolation\": \"container\"", ""), false, &vm_default,
+				&c, &msg), 0);
+	assert_int_equal(c.isolation, MOAT_ISOLATION_CONTAINER);
+	assert_true(choose(CFG("\"moat.isolation\": \"vm\"", ""), false, &defaults, &c, &msg) < 0);
+	assert_string_equal(msg, "annotations.moat.isolation: 'vm' is not container or microvm");
+	free(msg);
+	assert_true(moat_vm_invoked_as_vm("/usr/local/bin/moat-vm"));
+	assert_true(moat_vm_invoked_as_vm("moat-vm"));
+	assert_false(moat_vm_invoked_as_vm("/usr/bin/moat"));
+	assert_false(moat_vm_invoked_as_vm("moat-vmx"));
+}
+
+static void test_accel_memory_cpus(void **state)
+{
+	struct moat_vm_choice c;
+	char *msg;
+
+	(void)state;
+	assert_int_equal(choose(CFG("\"moat.isolation\": \"microvm\", \"moat.vm.accel\": \"tcg\", "
+				    "\"moat.vm.cpus\": \"2\", \"moat.vm.memory_mib\": \"300\"",
+				    ""),
+				false, &defaults, &c, &msg), 0);
+	assert_int_equal(c.accel, MOAT_VM_ACCEL_TCG);
+	assert_int_equal(c.cpus, 2);
+	assert_int_equal(c.memory_mib, 300);
+	/* from linux.resources: the memory limit less the VMM's 64 MiB, the quota rounded up */
+	assert_int_equal(choose(CFG("\"moat.isolation\": \"microvm\"",
+				    ", \"resources\": {\"memory\": {\"limit\": 536870912}, "
+				    "\"cpu\": {\"quota\": 150000, \"period\": 100000}}"),
+				false, &defaults, &c, &msg), 0);
+	assert_int_equal(c.memory_mib, 448);
+	assert_int_equal(c.cpus, 2);
+	assert_true(choose(CFG("\"moat.isolation\": \"microvm\"",
+			       ", \"resources\": {\"memory\": {\"limit\": 100663296}}"),
+			   false, &defaults, &c, &msg) < 0);
+	assert_string_equal(msg, "linux.resources.memory.limit: the guest would get 32 MiB; it "
+				 "needs at least 64 MiB besides the VMM's own 64 MiB");
+	free(msg);
+	assert_true(choose(CFG("\"moat.isolation\": \"microvm\", \"moat.vm.memory_mib\": \"500\"",
+			       ", \"resources\": {\"memory\": {\"limit\": 536870912}}"),
+			   false, &defaults, &c, &msg) < 0);
+	assert_string_equal(msg, "annotations.moat.vm.memory_mib: 500 MiB and the VMM's 64 MiB do "
+				 "not fit in linux.resources.memory.limit (512 MiB)");
+	free(msg);
+	assert_true(choose(CFG("\"moat.isolation\": \"microvm\", \"moat.vm.accel\": \"hvf\"", ""),
+			   false, &defaults, &c, &msg) < 0);
+	assert_string_equal(msg, "annotations.moat.vm.accel: 'hvf' is not kvm or tcg");
+	free(msg);
+	assert_true(choose(CFG("\"moat.isolation\": \"microvm\", \"moat.vm.cpus\": \"0\"", ""),
+			   false, &defaults, &c, &msg) < 0);
+	assert_string_equal(msg, "annotations.moat.vm.cpus: '0' is not a number in 1..64");
+	free(msg);
+	/* a container ignores the VM settings entirely */
+	assert_int_equal(choose(CFG("\"moat.vm.accel\": \"hvf\"", ""), false, &defaults, &c, &msg),
+			 0);
+}
+
+static void test_start_message(void **state)
+{
+	struct oci_config *cfg = config(
+		"{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"rootfs\", \"readonly\": true}, "
+		"\"hostname\": \"guest\", \"process\": {\"cwd\": \"/w\", \"args\": [\"sh\", \"-c\", "
+		"\"true\"], \"env\": [\"A=1\"], \"user\": {\"uid\": 5, \"gid\": 6, "
+		"\"additionalGids\": [7]}, \"noNewPrivileges\": true, \"capabilities\": "
+		"{\"bounding\": [\"CAP_CHOWN\", \"CAP_KILL\"], \"effective\": [\"CAP_KILL\"]}, "
+		"\"rlimits\": [{\"type\": \"RLIMIT_NOFILE\", \"soft\": 10, \"hard\": 20}]}, "
+		"\"mounts\": [{\"destination\": \"/proc\", \"type\": \"proc\", \"source\": \"proc\", "
+		"\"options\": [\"nosuid\", \"noexec\"]}, {\"destination\": \"/data\", \"type\": "
+		"\"bind\", \"source\": \"/srv\", \"options\": [\"rbind\"]}, {\"destination\": "
+		"\"/sys/fs/cgroup\", \"type\": \"cgroup\", \"source\": \"cgroup\", \"options\": "
+		"[\"ro\"]}, {\"destination\": \"/tmp\", \"type\": \"tmpfs\", \"source\": \"tmpfs\", "
+		"\"options\": [\"mode=1777\", \"size=1m\"]}]}");
+	moat_error err = MOAT_ERROR_INIT;
+	struct moat_msg_start m;
+	struct moat_buf out = { 0 };
+	struct moat_msg msg = { .type = MOAT_MSG_START, .id = 1 };
+
+	(void)state;
+	assert_int_equal(moat_vm_start_build(cfg, NULL, &m, &err), 0);
+	assert_int_equal(m.process.n_args, 3);
+	assert_string_equal(m.process.cwd, "/w");
+	assert_int_equal(m.process.uid, 5);
+	assert_int_equal(m.process.gid, 6);
+	assert_int_equal(m.process.n_groups, 1);
+	assert_true(m.process.no_new_privs);
+	assert_int_equal(m.process.cap_bounding, (1ULL << 0) | (1ULL << 5));
+	assert_int_equal(m.process.cap_effective, 1ULL << 5);
+	assert_int_equal(m.process.n_rlimits, 1);
+	assert_int_equal(m.process.rlimits[0].type, 7); /* RLIMIT_NOFILE */
+	assert_null(m.process.seccomp);
+	/* the bind mount is the host's to make; cgroup becomes cgroup2 */
+	assert_int_equal(m.n_mounts, 3);
+	assert_string_equal(m.mounts[0].type, "proc");
+	assert_int_equal(m.mounts[0].flags, MS_NOSUID | MS_NOEXEC);
+	assert_string_equal(m.mounts[1].type, "cgroup2");
+	assert_int_equal(m.mounts[1].flags, MS_RDONLY);
+	assert_string_equal(m.mounts[2].dest, "/tmp");
+	assert_string_equal(m.mounts[2].data, "mode=1777,size=1m");
+	assert_string_equal(m.hostname, "guest");
+	assert_true(m.root_readonly);
+	/* and the protocol takes it */
+	msg.u.start = m;
+	if (moat_proto_encode(MOAT_PEER_HOST, &msg, &out, &err) < 0)
+		fail_msg("encode: %s", err.msg);
+	moat_buf_free(&out);
+	moat_vm_start_free(&m);
+	oci_config_free(cfg);
+}
+
+static void test_start_seccomp(void **state)
+{
+	struct oci_config *cfg = config(CFG("", ", \"seccomp\": {\"defaultAction\": "
+					    "\"SCMP_ACT_ALLOW\", \"flags\": "
+					    "[\"SECCOMP_FILTER_FLAG_LOG\"], \"syscalls\": "
+					    "[{\"names\": [\"mkdir\"], \"action\": "
+					    "\"SCMP_ACT_ERRNO\"}]}"));
+	moat_error err = MOAT_ERROR_INIT;
+	struct moat_seccomp *sc = NULL;
+	struct moat_msg_start m;
+	size_t n;
+	uint32_t flags;
+
+	(void)state;
+	assert_int_equal(moat_seccomp_prepare(cfg->linux->seccomp, &sc, &err), 0);
+	assert_int_equal(moat_vm_start_build(cfg, sc, &m, &err), 0);
+	assert_non_null(m.process.seccomp);
+	moat_seccomp_program(sc, &n, &flags);
+	assert_int_equal(m.process.n_seccomp, n);
+	assert_true(m.process.has_seccomp_flags);
+	assert_int_equal(m.process.seccomp_flags, 2); /* SECCOMP_FILTER_FLAG_LOG */
+	moat_vm_start_free(&m);
+	moat_seccomp_free(sc);
+	oci_config_free(cfg);
+}
+
+static bool argv_has(char **argv, const char *a, const char *b)
+{
+	for (size_t i = 0; argv[i] != NULL && argv[i + 1] != NULL; i++)
+		if (strcmp(argv[i], a) == 0 && strcmp(argv[i + 1], b) == 0)
+			return true;
+	return false;
+}
+
+static void test_qemu_argv(void **state)
+{
+	struct moat_vm_choice vm = { MOAT_ISOLATION_MICROVM, MOAT_VM_ACCEL_TCG, 300, 2 };
+	struct moat_vm_launch l = { "/usr/bin/qemu-system-x86_64", "/k", "/i", "/root,fs", NULL,
+				    &vm, 5 };
+	char **argv = moat_vm_qemu_argv(&l);
+
+	(void)state;
+	assert_string_equal(argv[0], "/usr/bin/qemu-system-x86_64");
+	assert_true(argv_has(argv, "-accel", "tcg"));
+	assert_true(argv_has(argv, "-cpu", "max"));
+	assert_true(argv_has(argv, "-smp", "2"));
+	assert_true(argv_has(argv, "-m", "300M"));
+	assert_true(argv_has(argv, "-kernel", "/k"));
+	assert_true(argv_has(argv, "-initrd", "/i"));
+	assert_true(argv_has(argv, "-sandbox",
+			     "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"));
+	/* a comma in a path is doubled, as QEMU's option syntax wants */
+	assert_true(argv_has(argv, "-fsdev", "local,id=root,path=/root,,fs,security_model=none"));
+	assert_true(argv_has(argv, "-device", "virtserialport,chardev=agent,name=moat.0"));
+	assert_true(argv_has(argv, "-chardev", "null,id=con"));
+	moat_vm_argv_free(argv);
+	vm.accel = MOAT_VM_ACCEL_KVM;
+	argv = moat_vm_qemu_argv(&l);
+	assert_true(argv_has(argv, "-accel", "kvm"));
+	assert_true(argv_has(argv, "-cpu", "host"));
+	moat_vm_argv_free(argv);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_isolation),
+		cmocka_unit_test(test_accel_memory_cpus),
+		cmocka_unit_test(test_start_message),
+		cmocka_unit_test(test_start_seccomp),
+		cmocka_unit_test(test_qemu_argv),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
