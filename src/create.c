@@ -10,6 +10,7 @@
 #include "container.h"
 #include "log.h"
 #include "moat.h"
+#include "vm-select.h"
 
 static void usage(const char *cmd)
 {
@@ -78,6 +79,7 @@ int moat_parse_create_args(struct moat_globals *g, const char *cmd, int argc, ch
 	o->rootless = moat_is_rootless(g);
 	o->listen_fds = listen_fds();
 	o->policy = g->policy;
+	o->as_vm = moat_vm_invoked_as_vm(g->argv0);
 	while ((c = getopt_long(argc, argv, detach ? "b:dh" : "b:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': o->bundle = optarg; break;

@@ -26,6 +26,7 @@ struct moat_create_opts {
 	int preserve_fds;
 	int listen_fds;             /* socket activation: fds passed ahead of preserve_fds */
 	const char *policy;         /* --policy: the policy file (NULL: the default) */
+	bool as_vm;                 /* invoked as moat-vm: every container is a microVM */
 };
 
 /* Build the container and leave its init blocked before execve. With

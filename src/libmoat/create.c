@@ -23,6 +23,10 @@
 #include "syscall-filter.h"
 #include "userns.h"
 #include "userns-pool.h"
+#include "vm-exec.h"
+#include "vm-guest-spec.h"
+#include "vm-jail.h"
+#include "vm-select.h"
 #include "utils.h"
 
 /* Everything create has made so far, so a failure can undo exactly that. */
@@ -46,6 +50,11 @@ struct build {
 	struct moat_idpool pool;  /* ... from this pool */
 	char *policy_path;        /* where the pool was configured, for errors */
 	char *state_dir;          /* absolute, for the pool's loan */
+	struct moat_vm_choice isolation;  /* what the container runs in */
+	struct moat_vm_session *vm;       /* microVM mode: what the supervisor needs */
+	struct moat_vm_assets assets;     /* microVM mode: the guest's kernel and initramfs */
+	struct oci_config *user_cfg;      /* microVM mode: the user's config (cfg is the jail's) */
+	char *jail_root;                  /* microVM mode: the init's root, not rootfs */
 	struct moat_seccomp *seccomp; /* linux.seccomp, compiled */
 	bool hooks_started; /* a failed create then runs poststop, as delete would */
 	struct oci_string_map *policy_changes; /* what the policy changed, kept in the state */
@@ -157,6 +166,56 @@ static int check_config(struct build *b, moat_error *err)
 	return 0;
 }
 
+/* The isolation: a container, or a microVM this host can give (vm-select.h). Everything a
+ * microVM needs is checked here, before anything is made. */
+static int check_isolation(struct build *b, moat_error *err)
+{
+	const struct moat_vm_defaults defaults = { false, MOAT_VM_ACCEL_KVM };
+	struct moat_vm_choice *c = &b->isolation;
+
+	if (moat_vm_choose(b->cfg, b->o->as_vm, &defaults, c, err) < 0)
+		return moat_error_ret(err);
+	if (c->isolation != MOAT_ISOLATION_MICROVM)
+		return 0;
+	if (moat_vm_accel_check(c->accel, err) < 0)
+		return moat_error_ret(err);
+	if (!moat_ns_in_userns(&b->ns))
+		return moat_error_msg(err, EINVAL, "microvm: the VMM's jail needs a user namespace: "
+				      "give the config one, or turn the policy's auto-userns on");
+	if (b->o->preserve_fds > 0 || b->o->listen_fds > 0)
+		return moat_error_msg(err, EINVAL, "%s: file descriptors cannot be passed into a "
+				      "microVM's guest",
+				      b->o->preserve_fds > 0 ? "--preserve-fds" : "LISTEN_FDS");
+	if (moat_vm_assets_find(&b->assets, err) < 0)
+		return moat_error_ret(err);
+	b->vm = xcalloc(1, sizeof(*b->vm));
+	b->vm->vm = *c;
+	b->vm->exec_fd = -1;
+	return moat_vm_start_build(b->cfg, b->seccomp, &b->vm->start, err);
+}
+
+/* microVM mode: the jail the container machinery builds instead of the user's root (its
+ * root in the state directory); the user's config is kept for the state and for exec. */
+static int make_jail(struct build *b, moat_error *err)
+{
+	char root[PATH_MAX];
+	_cleanup_free_ char *jail_root = NULL;
+	struct oci_config *jail = NULL;
+
+	if (realpath(b->o->root, root) == NULL)
+		return moat_error_set(err, errno, "--root '%s'", b->o->root);
+	jail_root = xasprintf("%s/%s/" MOAT_VM_JAIL_DIR, root, b->o->id);
+	if (moat_vm_jail_make_root(b->dirfd, err) < 0 ||
+	    moat_vm_exec_listen(b->dirfd, &b->vm->exec_fd, err) < 0 ||
+	    moat_vm_jail_config(b->cfg, b->rootfs, jail_root, &b->assets, &b->vm->vm, &jail,
+				err) < 0)
+		return moat_error_ret(err);
+	b->user_cfg = b->cfg;
+	b->cfg = jail;
+	b->jail_root = TAKE_PTR(jail_root);
+	return 0;
+}
+
 static int make_fifo(struct build *b, moat_error *err)
 {
 	/* Written by the container's init, which may be an unprivileged uid. */
@@ -236,6 +295,12 @@ static int auto_userns_failed(struct build *b, moat_error *err)
 			      cause, b->policy_path);
 }
 
+/* The root the init builds: the user's rootfs, or in microVM mode the VMM's jail. */
+static const char *init_root(const struct build *b)
+{
+	return b->jail_root ? b->jail_root : b->rootfs;
+}
+
 static bool wants_idmap(const struct build *b, const struct oci_mount *m)
 {
 	return moat_mount_wants_idmap(m) || (b->auto_userns && moat_mount_is_bind(m));
@@ -270,7 +335,8 @@ static int make_idmapped_sources(struct build *b, moat_error *err)
 					    &b->idmapped[i], err) < 0)
 			return b->auto_userns ? auto_userns_failed(b, err) : moat_error_ret(err);
 	}
-	if (b->auto_userns && moat_mount_idmap_rootfs(b->rootfs, userns, &b->idmapped[n], err) < 0)
+	if (b->auto_userns &&
+	    moat_mount_idmap_rootfs(init_root(b), userns, &b->idmapped[n], err) < 0)
 		return auto_userns_failed(b, err);
 	return 0;
 }
@@ -344,13 +410,13 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
 
 static int spawn(struct build *b, moat_error *err)
 {
-	struct moat_init_args a = { .cfg = b->cfg, .ns = &b->ns, .rootfs = b->rootfs,
+	struct moat_init_args a = { .cfg = b->cfg, .ns = &b->ns, .rootfs = init_root(b),
 				    .bundle = b->bundle, .lock_fd = b->dirfd, .id = b->o->id,
 				    .fifo_fd = b->fifo_fd, .no_pivot = b->o->no_pivot,
 				    .no_new_keyring = b->o->no_new_keyring,
 				    .preserve_fds = b->o->preserve_fds,
 				    .listen_fds = b->o->listen_fds, .cg = b->cg,
-				    .seccomp = b->seccomp };
+				    .seccomp = b->vm ? NULL : b->seccomp, .vm = b->vm };
 	sigset_t all, saved;
 	int fds[2];
 
@@ -393,13 +459,15 @@ static char *now_rfc3339(void)
 static int save_state(struct build *b, moat_error *err)
 {
 	_cleanup_free_ char *json = NULL, *msg = NULL, *created = now_rfc3339();
+	struct oci_config *cfg = b->user_cfg ? b->user_cfg : b->cfg;
+	const char *isolation = moat_isolation_name(b->isolation.isolation);
 	struct moat_state st = {
-		.oci_version = b->cfg->oci_version, .id = (char *)b->o->id, .pid = b->init,
+		.oci_version = cfg->oci_version, .id = (char *)b->o->id, .pid = b->init,
 		.pid_start = moat_pid_start_time(b->init), .bundle = b->bundle,
 		.rootfs = b->rootfs, .created = created, .owner = getuid(),
-		.cgroup_path = b->cgroup_path, .isolation = (char *)"container",
+		.cgroup_path = b->cgroup_path, .isolation = (char *)isolation,
 		.cgroup_applied = b->cg ? (struct oci_string_map *)moat_cgroup_applied(b->cg) : NULL,
-		.annotations = b->cfg->annotations, .policy = b->policy_changes,
+		.policy = b->policy_changes,
 	};
 	size_t len;
 	char pid[32];
@@ -407,7 +475,13 @@ static int save_state(struct build *b, moat_error *err)
 
 	if (st.pid_start == 0)
 		return moat_error_msg(err, ESRCH, "the container init exited during setup");
-	r = oci_config_generate(b->cfg, true, &json, &len, &msg);
+	/* What is in force, whatever the config asked: moat state shows it. */
+	oci_string_map_set(&cfg->annotations, MOAT_ISOLATION_ANNOTATION, isolation);
+	if (b->vm != NULL)
+		oci_string_map_set(&cfg->annotations, MOAT_VM_ACCEL_ANNOTATION,
+				   moat_vm_accel_name(b->vm->vm.accel));
+	st.annotations = cfg->annotations;
+	r = oci_config_generate(cfg, true, &json, &len, &msg);
 	if (r < 0)
 		return moat_error_set(err, -r, "config.json: %s", msg ? msg : "generate");
 	if (write_file_atomic_at(b->dirfd, MOAT_CONFIG_FILE, json, len, 0600, err) < 0 ||
@@ -469,6 +543,14 @@ static void build_free(struct build *b)
 	free(b->cgroup_path);
 	free(b->policy_path);
 	free(b->state_dir);
+	free(b->jail_root);
+	oci_config_free(b->user_cfg);
+	moat_vm_assets_free(&b->assets);
+	if (b->vm != NULL && b->vm->exec_fd >= 0)
+		close(b->vm->exec_fd); /* the supervisor holds its own */
+	if (b->vm != NULL)
+		moat_vm_start_free(&b->vm->start);
+	free(b->vm);
 	free(b->bundle);
 	free(b->rootfs);
 }
@@ -488,10 +570,14 @@ int moat_container_create(const struct moat_create_opts *o, pid_t *ret_pid, int 
 		r = apply_policy(&b, err);
 	if (r == 0)
 		r = check_config(&b, err);
+	if (r == 0)
+		r = check_isolation(&b, err);
 	if (r == 0 && (r = moat_state_dir_create(o->root, o->id, &b.dirfd, err)) == 0)
 		b.made_dir = true;
 	if (r == 0 && b.auto_userns)
 		r = lend_host_ids(&b, err);
+	if (r == 0 && b.vm != NULL)
+		r = make_jail(&b, err);
 	if (r == 0)
 		r = make_fifo(&b, err);
 	if (r == 0)

@@ -28,6 +28,7 @@
 #include "syscall-filter.h"
 #include "terminal.h"
 #include "utils.h"
+#include "vm-exec.h"
 
 /* What exec learned about the container while holding its lock. */
 struct target {
@@ -46,6 +47,7 @@ static void target_close(struct target *t)
 		close(t->pidfd);
 	moat_state_free(t->st);
 	oci_config_free(t->cfg);
+	*t = (struct target){ .dirfd = -1, .pidfd = -1 };
 }
 
 static bool same_ns(pid_t pid, const char *name)
@@ -279,6 +281,42 @@ static int hold_to_policy(const struct moat_exec_opts *o, struct oci_config *vie
 	return r < 0 ? moat_error_prefix(err, "exec") : 0;
 }
 
+static bool is_microvm(const struct target *t)
+{
+	return t->st->isolation != NULL && strcmp(t->st->isolation, "microvm") == 0;
+}
+
+/* A microVM's processes live in the guest: its supervisor runs this one (vm-exec.h). The
+ * process is held to the policy as any exec'd one; the container's lock is released before
+ * the (long) conversation, on a reopened state directory that holds none. */
+static int exec_in_vm(const struct moat_exec_opts *o, struct target *t, int *ret_status,
+		      moat_error *err)
+{
+	struct moat_exec_opts vo = *o;
+	struct oci_config view = *t->cfg;
+	struct oci_process proc = *o->process;
+	int dirfd, r;
+
+	view.process = &proc;
+	if (moat_state_status(t->dirfd, t->st) != MOAT_STATUS_RUNNING) {
+		target_close(t);
+		return moat_error_msg(err, EINVAL, "container '%s' is created: a microVM runs "
+				      "nothing until it is started", o->id);
+	}
+	r = hold_to_policy(o, &view, err);
+	dirfd = openat(t->dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	target_close(t);
+	if (r < 0 || dirfd < 0) {
+		if (dirfd >= 0)
+			close(dirfd);
+		return r < 0 ? r : moat_error_set(err, errno, "exec: reopen the state directory");
+	}
+	vo.process = &proc;
+	r = moat_vm_exec(&vo, dirfd, ret_status, err);
+	close(dirfd);
+	return r;
+}
+
 static int spawn(const struct moat_exec_opts *o, struct target *t, pid_t *ret_pid,
 		 int *ret_console, moat_error *err)
 {
@@ -315,6 +353,11 @@ int moat_container_exec(const struct moat_exec_opts *o, int *ret_status, moat_er
 	moat_forwarded_signals(&set);
 	sigprocmask(SIG_BLOCK, &set, &old);
 	r = open_target(o, &t, err);
+	if (r == 0 && is_microvm(&t)) {
+		r = exec_in_vm(o, &t, ret_status, err);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return r;
+	}
 	if (r == 0)
 		r = spawn(o, &t, &pid, &console, err);
 	target_close(&t); /* unlock: others may use the container meanwhile */

@@ -1,5 +1,6 @@
 /* moat: the processes that become the container. */
 #include "init.h"
+#include "vm-jail.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -132,6 +133,8 @@ static int build_container(const struct moat_init_args *a, int *idmapped,
 
 	if (a->ns->create[MOAT_NS_CGROUP] && unshare(CLONE_NEWCGROUP) < 0)
 		return moat_error_set(err, errno, "create the cgroup namespace");
+	if (a->vm != NULL && moat_vm_check_network(err) < 0)
+		return moat_error_ret(err);
 	if (setsid() < 0)
 		return moat_error_set(err, errno, "setsid");
 	if (moat_rootfs_prepare(cfg, a->rootfs, &ropts, &rootfs, err) < 0)
@@ -152,7 +155,7 @@ static int build_container(const struct moat_init_args *a, int *idmapped,
 		return moat_error_ret(err);
 	if (moat_process_setup_env(cfg, a->ns, a->no_new_keyring, err) < 0 ||
 	    moat_process_attrs_apply(cfg, err) < 0 ||
-	    moat_process_prepare_exec(cfg->process, a->listen_fds, exec, err) < 0)
+	    (a->vm == NULL && moat_process_prepare_exec(cfg->process, a->listen_fds, exec, err) < 0))
 		return moat_error_ret(err);
 	/* Without no_new_privs the kernel takes a filter only with CAP_SYS_ADMIN: load it
 	 * before the capabilities go. With it, as late as the sync socket allows. */
@@ -222,6 +225,8 @@ __attribute__((noreturn)) static void stage2(const struct moat_init_args *args)
 		fprintf(stderr, "moat: %s\n", err.msg);
 		_exit(127);
 	}
+	if (a->vm != NULL)
+		_exit(moat_vm_supervise(a->vm, a->cfg->process->terminal));
 	moat_reset_signal_actions();
 	execve(exec.path, exec.argv, exec.envp);
 	fprintf(stderr, "moat: exec '%s': %s\n", exec.path, strerror(errno));

@@ -13,6 +13,8 @@
 struct moat_cgroup;
 struct moat_seccomp;
 
+struct moat_vm_session;
+
 struct moat_init_args {
 	const char *id;
 	const struct oci_config *cfg;
@@ -28,6 +30,8 @@ struct moat_init_args {
 	int listen_fds;       /* LISTEN_FDS passed through: fds 3.. ahead of preserve_fds */
 	pid_t host_pid;       /* the init's pid on the host, learned from moat */
 	struct moat_seccomp *seccomp; /* linux.seccomp, prepared by moat; NULL: none */
+	const struct moat_vm_session *vm; /* microVM mode: the init becomes the supervisor
+					   * (vm-jail.h); NULL: it execs the program */
 	struct moat_cgroup *cg; /* moat's handle of the container's cgroup: its directory fds
 				 * are released at once, so no host directory is ever open in
 				 * the container (the precondition of CVE-2024-21626) */

@@ -9,26 +9,41 @@
 #include <sys/ioctl.h>
 #include <sys/param.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "utils.h"
+#include "vm-exec.h"
+#include "vm-guest-spec.h"
 
-/* What the supervisor buffers towards the guest before it stops reading the container's
- * stdin: a few DATA frames. */
+/* What the supervisor buffers towards the guest before it stops reading stdin: a few DATA
+ * frames. */
 #define RELAY_OUT_HIGH (4 * (MOAT_PROTO_MAX_DATA + 64))
 /* After the workload's EXITED: how long the guest gets to power off after SHUTDOWN. */
 #define RELAY_SHUTDOWN_MS 3000
+/* The workload and the exec'd processes alive at once. */
+#define RELAY_MAX_PROCS (1 + MOAT_VM_EXEC_MAX_CLIENTS)
 
-enum { P_AGENT, P_STDIN, P_SIGNAL, P_COUNT };
+/* One process in the guest and the host fds it talks through. */
+struct proc {
+	uint32_t id;               /* 0: free slot */
+	int in_fd, out_fd, err_fd; /* -1: none */
+	int conn;                  /* exec: the client's connection; -1 for the workload */
+	bool owns_fds;             /* exec: the fds came from the client */
+	bool terminal, started, stdin_open;
+	int64_t window;            /* stdin bytes the agent still takes */
+	struct winsize ws;         /* the size last sent (terminal) */
+};
 
 struct relay {
 	struct moat_vm_relay *r;
 	struct moat_buf in, out;   /* frames from and to the agent */
 	int sigfd;
-	bool ready, started, exited, stdin_open;
-	int64_t window;            /* stdin bytes the agent still takes */
+	bool ready, exited;
+	uint32_t next_id;
+	struct proc procs[RELAY_MAX_PROCS];
 	int code;
 	moat_error *err;
 };
@@ -39,6 +54,29 @@ static long long now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct proc *find(struct relay *s, uint32_t id)
+{
+	for (size_t i = 0; id != 0 && i < RELAY_MAX_PROCS; i++)
+		if (s->procs[i].id == id)
+			return &s->procs[i];
+	return NULL;
+}
+
+static void proc_release(struct proc *p)
+{
+	if (p->owns_fds) {
+		if (p->in_fd >= 0)
+			close(p->in_fd);
+		if (p->out_fd >= 0)
+			close(p->out_fd);
+		if (p->err_fd >= 0 && p->err_fd != p->out_fd)
+			close(p->err_fd);
+	}
+	if (p->conn >= 0)
+		close(p->conn);
+	*p = (struct proc){ 0 };
 }
 
 static int send_msg(struct relay *s, const struct moat_msg *m)
@@ -62,72 +100,114 @@ static int flush_out(struct relay *s)
 	return 0;
 }
 
-static int send_resize(struct relay *s)
+/* A terminal's size follows the host side's: sent when it changed (SIGWINCH for the
+ * workload's, polled for an exec's, whose pty is not ours). */
+static int sync_size(struct relay *s, struct proc *p)
 {
 	struct winsize ws;
-	struct moat_msg m = { .type = MOAT_MSG_RESIZE, .id = MOAT_VM_WORKLOAD_ID };
+	struct moat_msg m = { .type = MOAT_MSG_RESIZE, .id = p->id };
 
-	if (!s->r->terminal || !s->started || ioctl(s->r->in_fd, TIOCGWINSZ, &ws) < 0)
+	if (!p->terminal || !p->started || p->in_fd < 0 || ioctl(p->in_fd, TIOCGWINSZ, &ws) < 0)
 		return 0;
+	if (ws.ws_row == p->ws.ws_row && ws.ws_col == p->ws.ws_col)
+		return 0;
+	p->ws = ws;
 	m.u.resize.winsize = (struct moat_proto_winsize){ ws.ws_row, ws.ws_col };
 	return send_msg(s, &m);
 }
 
-/* Output of the workload to the container's stdout or stderr. */
-static int write_output(struct relay *s, const struct moat_msg_data *d)
+static void reply(struct proc *p, uint32_t type, int32_t value, const char *msg)
 {
-	int fd = d->stream == MOAT_STREAM_STDERR ? s->r->err_fd : s->r->out_fd;
+	struct moat_vm_exec_reply r = { .type = type, .value = value };
+
+	if (p->conn < 0)
+		return;
+	if (msg != NULL)
+		snprintf(r.message, sizeof(r.message), "%s", msg);
+	if (write_all(p->conn, &r, sizeof(r)) < 0) {
+		close(p->conn); /* the client went away: the process runs on */
+		p->conn = -1;
+	}
+}
+
+static int write_output(struct relay *s, struct proc *p, const struct moat_msg_data *d)
+{
+	int fd = d->stream == MOAT_STREAM_STDERR ? p->err_fd : p->out_fd;
 
 	if (d->len == 0 || fd < 0)
 		return 0;
-	/* A reader that went away loses the output, as a pipe's writer would; the workload
-	 * runs on. */
-	if (write_all(fd, d->data, d->len) < 0 && errno != EPIPE)
-		return moat_error_set(s->err, errno, "microvm: write the workload's output");
+	/* A reader that went away loses the output, as a pipe's writer would. */
+	if (write_all(fd, d->data, d->len) < 0 && errno != EPIPE && errno != EIO)
+		return moat_error_set(s->err, errno, "microvm: write process %u's output", p->id);
 	return 0;
 }
 
-static int exit_code_of_error(const struct moat_msg_error *e)
+static int on_exited(struct relay *s, struct proc *p, const struct moat_msg_exited *e)
 {
-	return e->has_errno && e->errnum == ENOENT ? 127 : 126;
+	int code = moat_proto_exit_code(e);
+
+	if (p->conn < 0) { /* the workload */
+		s->exited = true;
+		s->code = code;
+		return 0;
+	}
+	reply(p, MOAT_VM_REPLY_EXITED, code, NULL);
+	proc_release(p);
+	return 0;
+}
+
+static int on_error(struct relay *s, struct proc *p, uint32_t id, const struct moat_msg_error *e)
+{
+	if (p != NULL && p->conn >= 0) { /* an exec'd process: its client hears of it */
+		reply(p, MOAT_VM_REPLY_ERROR, 0, e->message);
+		if (!p->started)
+			proc_release(p);
+		return 0;
+	}
+	if (p != NULL && !p->started)
+		s->code = e->has_errno && e->errnum == ENOENT ? 127 : 126;
+	if (id != 0 && p == NULL)
+		return 0; /* about a process already gone */
+	return moat_error_msg(s->err, e->has_errno ? (int)e->errnum : EIO, "microvm: %s",
+			      e->message);
+}
+
+static int on_ready(struct relay *s)
+{
+	struct moat_msg start = { .type = MOAT_MSG_START, .id = MOAT_VM_WORKLOAD_ID };
+
+	if (s->ready)
+		return moat_error_msg(s->err, EPROTO, "microvm: the guest sent READY twice");
+	s->ready = true;
+	start.u.start = *s->r->start;
+	return send_msg(s, &start);
 }
 
 static int on_message(struct relay *s, struct moat_msg *m)
 {
-	if (m->type == MOAT_MSG_READY) {
-		struct moat_msg start = { .type = MOAT_MSG_START, .id = MOAT_VM_WORKLOAD_ID };
+	struct proc *p = find(s, m->id);
 
-		if (s->ready)
-			return moat_error_msg(s->err, EPROTO, "microvm: the guest sent READY twice");
-		s->ready = true;
-		start.u.start = *s->r->start;
-		return send_msg(s, &start);
-	}
+	if (m->type == MOAT_MSG_READY)
+		return on_ready(s);
 	if (!s->ready)
 		return moat_error_msg(s->err, EPROTO, "microvm: the guest sent %s before READY",
 				      moat_proto_type_name(m->type));
-	if (m->id != MOAT_VM_WORKLOAD_ID && m->id != 0)
-		return 0; /* no exec'd process of this session has that id: ignore it */
+	if (m->type == MOAT_MSG_ERROR)
+		return on_error(s, p, m->id, &m->u.error);
+	if (p == NULL)
+		return 0; /* a process that is gone, or an id the guest made up: ignore it */
 	switch (m->type) {
 	case MOAT_MSG_STARTED:
-		s->started = true;
-		return send_resize(s);
+		p->started = true;
+		reply(p, MOAT_VM_REPLY_STARTED, (int32_t)m->u.started.pid, NULL);
+		return sync_size(s, p);
 	case MOAT_MSG_OUTPUT:
-		return write_output(s, &m->u.data);
+		return write_output(s, p, &m->u.data);
 	case MOAT_MSG_CREDIT:
-		s->window = MIN(s->window + m->u.credit.bytes, MOAT_PROTO_STDIN_WINDOW);
+		p->window = MIN(p->window + m->u.credit.bytes, MOAT_PROTO_STDIN_WINDOW);
 		return 0;
 	case MOAT_MSG_EXITED:
-		if (m->id != MOAT_VM_WORKLOAD_ID)
-			return 0;
-		s->exited = true;
-		s->code = moat_proto_exit_code(&m->u.exited);
-		return 0;
-	case MOAT_MSG_ERROR:
-		if (m->id == MOAT_VM_WORKLOAD_ID && !s->started)
-			s->code = exit_code_of_error(&m->u.error);
-		return moat_error_msg(s->err, m->u.error.has_errno ? (int)m->u.error.errnum : EIO,
-				      "microvm: %s", m->u.error.message);
+		return on_exited(s, p, &m->u.exited);
 	default:
 		return moat_error_msg(s->err, EPROTO, "microvm: the guest sent %s, which it may not",
 				      moat_proto_type_name(m->type));
@@ -162,46 +242,136 @@ static int read_agent(struct relay *s, bool *ret_eof)
 	}
 }
 
-/* The container's stdin, within the agent's window; EOF closes the workload's stdin. */
-static int read_stdin(struct relay *s)
+/* A process's stdin, within the agent's window; EOF closes it in the guest. */
+static int read_stdin(struct relay *s, struct proc *p)
 {
 	uint8_t buf[MOAT_PROTO_MAX_DATA];
-	size_t want = (size_t)MIN((int64_t)sizeof(buf), s->window);
-	struct moat_msg m = { .type = MOAT_MSG_STDIN, .id = MOAT_VM_WORKLOAD_ID };
-	ssize_t n = read(s->r->in_fd, buf, want);
+	size_t want = (size_t)MIN((int64_t)sizeof(buf), p->window);
+	struct moat_msg m = { .type = MOAT_MSG_STDIN, .id = p->id };
+	ssize_t n = read(p->in_fd, buf, want);
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
 	if (n <= 0)
-		s->stdin_open = false; /* EOF, or an error: the workload sees its stdin end */
+		p->stdin_open = false;
 	m.u.data = (struct moat_msg_data){ .data = buf, .len = n > 0 ? (size_t)n : 0 };
-	s->window -= m.u.data.len;
+	p->window -= (int64_t)m.u.data.len;
 	return send_msg(s, &m);
 }
 
-/* A signal for the supervisor: to the workload (SIGWINCH becomes a resize). */
+/* A signal for the supervisor goes to the workload (SIGWINCH: its terminal's size). */
 static int read_signal(struct relay *s)
 {
 	struct signalfd_siginfo si;
+	struct proc *w = &s->procs[0];
 	struct moat_msg m = { .type = MOAT_MSG_SIGNAL, .id = MOAT_VM_WORKLOAD_ID };
 
 	if (read(s->sigfd, &si, sizeof(si)) != sizeof(si))
 		return 0;
-	if (si.ssi_signo == SIGCHLD)
+	if (si.ssi_signo == SIGCHLD || si.ssi_signo == SIGPIPE)
 		return 0; /* the loop checks the VMM */
 	if (si.ssi_signo == SIGWINCH)
-		return send_resize(s);
-	if (!s->started)
+		return sync_size(s, w);
+	if (!w->started)
 		return 0; /* nothing runs yet to take it */
 	m.u.signal.signo = si.ssi_signo;
 	return send_msg(s, &m);
 }
 
-/* The VMM has gone: the session is over, the workload's status known or not. */
-static bool vmm_gone(struct relay *s, int *ret_status)
+/* ---- exec requests ------------------------------------------------------------------------ */
+
+static int recv_request(int conn, char **ret_json, int fds[3])
 {
-	return waitpid(s->r->vmm, ret_status, WNOHANG) == s->r->vmm;
+	struct moat_vm_exec_request h;
+	char cbuf[CMSG_SPACE(3 * sizeof(int))];
+	struct iovec iov = { &h, sizeof(h) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	char *json;
+
+	if (recvmsg(conn, &mh, MSG_CMSG_CLOEXEC | MSG_WAITALL) != sizeof(h))
+		return -EPROTO;
+	c = CMSG_FIRSTHDR(&mh);
+	if (c == NULL || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(3 * sizeof(int)))
+		return -EPROTO;
+	memcpy(fds, CMSG_DATA(c), 3 * sizeof(int));
+	if (h.magic != MOAT_VM_EXEC_MAGIC || h.json_len == 0 ||
+	    h.json_len > MOAT_VM_EXEC_MAX_REQUEST)
+		return -EPROTO;
+	json = xmalloc(h.json_len + 1);
+	if (read_all(conn, json, h.json_len) != (ssize_t)h.json_len) {
+		free(json);
+		return -EPROTO;
+	}
+	json[h.json_len] = '\0';
+	*ret_json = json;
+	return 0;
 }
+
+/* The EXEC frame for a request; the guest's filter is the workload's. */
+static int start_exec(struct relay *s, struct proc *p, const char *json, moat_error *err)
+{
+	struct moat_msg m = { .type = MOAT_MSG_EXEC, .id = p->id };
+	const struct moat_proto_process *w = &s->r->start->process;
+	struct oci_process *op = NULL;
+	_cleanup_free_ char *msg = NULL;
+	int r = ocijson_parse_data(&oci_process_type, json, strlen(json), "exec process",
+				   (void **)&op, &msg);
+
+	if (r < 0)
+		return moat_error_msg(err, -r, "%s", msg ? msg : "exec process");
+	r = moat_vm_process_build(op, NULL, &m.u.exec.process, err);
+	if (r == 0) {
+		m.u.exec.process.seccomp = w->seccomp; /* borrowed for the encoding */
+		m.u.exec.process.n_seccomp = w->n_seccomp;
+		m.u.exec.process.has_seccomp_flags = w->has_seccomp_flags;
+		m.u.exec.process.seccomp_flags = w->seccomp_flags;
+		p->terminal = op->terminal;
+		r = send_msg(s, &m);
+		m.u.exec.process.seccomp = NULL;
+		moat_vm_process_free(&m.u.exec.process);
+	}
+	ocijson_free(&oci_process_type, op);
+	return r;
+}
+
+static void accept_exec(struct relay *s)
+{
+	moat_error err = MOAT_ERROR_INIT;
+	_cleanup_free_ char *json = NULL;
+	int conn = accept4(s->r->exec_fd, NULL, NULL, SOCK_CLOEXEC), fds[3] = { -1, -1, -1 };
+	struct proc *p = NULL;
+
+	if (conn < 0)
+		return;
+	for (size_t i = 1; i < RELAY_MAX_PROCS && p == NULL; i++)
+		if (s->procs[i].id == 0)
+			p = &s->procs[i];
+	if (p == NULL || !s->ready || s->exited || recv_request(conn, &json, fds) < 0) {
+		struct proc tmp = { .conn = conn };
+
+		reply(&tmp, MOAT_VM_REPLY_ERROR, 0,
+		      p == NULL ? "microvm: too many exec'd processes"
+				: "microvm: the guest is not running, or the request is malformed");
+		for (int i = 0; i < 3; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		if (tmp.conn >= 0)
+			close(tmp.conn);
+		return;
+	}
+	*p = (struct proc){ .id = ++s->next_id, .in_fd = fds[0], .out_fd = fds[1],
+			    .err_fd = fds[2], .conn = conn, .owns_fds = true, .stdin_open = true,
+			    .window = MOAT_PROTO_STDIN_WINDOW };
+	if (start_exec(s, p, json, &err) < 0) {
+		reply(p, MOAT_VM_REPLY_ERROR, 0, err.msg);
+		proc_release(p);
+	}
+	moat_error_clear(&err);
+}
+
+/* ---- the loop ----------------------------------------------------------------------------- */
 
 static int vmm_died(struct relay *s, int status)
 {
@@ -212,37 +382,57 @@ static int vmm_died(struct relay *s, int status)
 			      "workload ended", WEXITSTATUS(status));
 }
 
+/* The poll set: the agent, the signals, the exec socket, then each process's stdin. */
+static size_t poll_set(struct relay *s, struct pollfd *p, struct proc **owner)
+{
+	size_t n = 0;
+
+	p[n++] = (struct pollfd){ s->r->agent_fd, POLLIN | (s->out.len ? POLLOUT : 0), 0 };
+	p[n++] = (struct pollfd){ s->sigfd, POLLIN, 0 };
+	p[n++] = (struct pollfd){ s->r->exec_fd, POLLIN, 0 };
+	for (size_t i = 0; i < RELAY_MAX_PROCS; i++) {
+		struct proc *pr = &s->procs[i];
+
+		if (pr->id == 0 || !pr->started || !pr->stdin_open || pr->in_fd < 0 ||
+		    pr->window <= 0 || s->out.len >= RELAY_OUT_HIGH)
+			continue;
+		owner[n] = pr;
+		p[n++] = (struct pollfd){ pr->in_fd, POLLIN, 0 };
+	}
+	return n;
+}
+
 static int loop(struct relay *s)
 {
 	long long boot_deadline = now_ms() + s->r->boot_timeout_ms;
-	struct pollfd p[P_COUNT];
-	int status, r;
+	struct pollfd p[3 + RELAY_MAX_PROCS];
+	struct proc *owner[3 + RELAY_MAX_PROCS];
+	int status;
 	bool eof = false;
 
 	while (!s->exited) {
-		p[P_AGENT] = (struct pollfd){ s->r->agent_fd,
-					      POLLIN | (s->out.len ? POLLOUT : 0), 0 };
-		p[P_STDIN] = (struct pollfd){ s->stdin_open && s->started && s->window > 0 &&
-							      s->out.len < RELAY_OUT_HIGH
-						      ? s->r->in_fd
-						      : -1,
-					      POLLIN, 0 };
-		p[P_SIGNAL] = (struct pollfd){ s->sigfd, POLLIN, 0 };
-		r = poll(p, P_COUNT, 200);
-		if (r < 0 && errno != EINTR)
+		size_t n = poll_set(s, p, owner);
+
+		if (poll(p, n, 200) < 0 && errno != EINTR)
 			return moat_error_set(s->err, errno, "microvm: poll");
-		if (p[P_SIGNAL].revents && read_signal(s) < 0)
+		if (p[1].revents && read_signal(s) < 0)
 			return -1;
-		if (p[P_AGENT].revents & (POLLIN | POLLHUP | POLLERR) && read_agent(s, &eof) < 0)
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR) && read_agent(s, &eof) < 0)
 			return -1;
 		if (eof && !s->exited)
 			return moat_error_msg(s->err, EPIPE, "microvm: the guest closed its port before "
 					      "the workload ended");
-		if (p[P_STDIN].revents && read_stdin(s) < 0)
-			return -1;
+		if (p[2].revents & POLLIN)
+			accept_exec(s);
+		for (size_t i = 3; i < n; i++)
+			if (p[i].revents && owner[i]->id != 0 && read_stdin(s, owner[i]) < 0)
+				return -1;
+		for (size_t i = 1; i < RELAY_MAX_PROCS; i++)
+			if (s->procs[i].id != 0 && sync_size(s, &s->procs[i]) < 0)
+				return -1;
 		if (flush_out(s) < 0)
 			return -1;
-		if (!s->exited && vmm_gone(s, &status)) {
+		if (!s->exited && waitpid(s->r->vmm, &status, WNOHANG) == s->r->vmm) {
 			s->r->vmm = 0;
 			return vmm_died(s, status);
 		}
@@ -254,13 +444,20 @@ static int loop(struct relay *s)
 	return 0;
 }
 
-/* After the workload's end: SHUTDOWN, then the VMM gets a moment to power off. */
+/* After the workload's end: exec clients hear that their process is gone, the guest gets
+ * SHUTDOWN and a moment to power off. */
 static void shut_down(struct relay *s)
 {
 	struct moat_msg m = { .type = MOAT_MSG_SHUTDOWN, .id = 0 };
 	long long deadline = now_ms() + RELAY_SHUTDOWN_MS;
 	int status;
 
+	for (size_t i = 1; i < RELAY_MAX_PROCS; i++) {
+		if (s->procs[i].id == 0)
+			continue;
+		reply(&s->procs[i], MOAT_VM_REPLY_EXITED, 128 + SIGKILL, NULL);
+		proc_release(&s->procs[i]);
+	}
 	if (s->r->vmm <= 0)
 		return;
 	if (send_msg(s, &m) == 0)
@@ -276,11 +473,15 @@ static void shut_down(struct relay *s)
 
 int moat_vm_relay_run(struct moat_vm_relay *rl, int *ret_code, moat_error *err)
 {
-	struct relay s = { .r = rl, .sigfd = -1, .stdin_open = rl->in_fd >= 0,
-			   .window = MOAT_PROTO_STDIN_WINDOW, .code = -1, .err = err };
+	struct relay s = { .r = rl, .sigfd = -1, .next_id = MOAT_VM_WORKLOAD_ID, .code = -1,
+			   .err = err };
 	sigset_t all;
 	int r;
 
+	s.procs[0] = (struct proc){ .id = MOAT_VM_WORKLOAD_ID, .in_fd = rl->in_fd,
+				    .out_fd = rl->out_fd, .err_fd = rl->err_fd, .conn = -1,
+				    .terminal = rl->terminal, .stdin_open = rl->in_fd >= 0,
+				    .window = MOAT_PROTO_STDIN_WINDOW };
 	sigfillset(&all);
 	sigdelset(&all, SIGKILL);
 	sigdelset(&all, SIGSTOP);
@@ -289,7 +490,8 @@ int moat_vm_relay_run(struct moat_vm_relay *rl, int *ret_code, moat_error *err)
 	if (s.sigfd < 0)
 		return moat_error_set(err, errno, "microvm: signalfd");
 	fcntl(rl->agent_fd, F_SETFL, fcntl(rl->agent_fd, F_GETFL) | O_NONBLOCK);
-	signal(SIGPIPE, SIG_IGN);
+	if (rl->exec_fd >= 0)
+		fcntl(rl->exec_fd, F_SETFL, fcntl(rl->exec_fd, F_GETFL) | O_NONBLOCK);
 	r = loop(&s);
 	shut_down(&s);
 	close(s.sigfd);

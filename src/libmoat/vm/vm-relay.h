@@ -4,8 +4,9 @@
  * container's side and the guest: the container's stdin goes to the workload as STDIN
  * frames (within the agent's credit window), the workload's output comes back to the
  * container's stdout and stderr, the signals moat kill sends to the supervisor go to the
- * workload, a terminal's size follows SIGWINCH, and when the workload ends the supervisor
- * returns its status (N, or 128 + signal) and shuts the guest down.
+ * workload, a terminal's size follows SIGWINCH, `moat exec` requests become EXEC frames
+ * (vm-exec.h), and when the workload ends the supervisor returns its status (N, or 128 +
+ * signal) and shuts the guest down.
  *
  * Everything the guest sends is hostile input: frames are decoded by proto.c with every
  * limit checked; a frame that breaks the stream ends the session with an error.
@@ -28,6 +29,7 @@ struct moat_vm_relay {
 	bool terminal;              /* the workload runs on a pty: in_fd is a terminal */
 	const struct moat_msg_start *start; /* sent on READY */
 	pid_t vmm;                  /* QEMU: its end ends the session */
+	int exec_fd;                /* listening socket for moat exec (vm-exec.h), or -1 */
 	int boot_timeout_ms;        /* READY must come within this */
 };
 

@@ -1,0 +1,326 @@
+/* moat: the VMM's jail, and the supervisor the init becomes (vm-jail.h). */
+#include "vm-jail.h"
+
+#include <fcntl.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "mount.h"
+#include "utils.h"
+#include "vm-launch.h"
+#include "vm-relay.h"
+
+#ifndef PKGLIBDIR
+#define PKGLIBDIR "/usr/local/lib/moat"
+#endif
+#define VM_KERNEL_NAME "moat-guest-kernel"
+#define VM_INITRAMFS_NAME "moat-initramfs"
+/* Under TCG a guest boots in about a second; on a loaded machine several. */
+#define VM_BOOT_TIMEOUT_MS 60000
+
+/* ---- the host's files ------------------------------------------------------------------ */
+
+int moat_vm_assets_find(struct moat_vm_assets *ret, moat_error *err)
+{
+	const char *dir = getenv("MOAT_VM_DIR");
+	struct moat_vm_assets a = { 0 };
+
+	if (dir == NULL || dir[0] == '\0')
+		dir = PKGLIBDIR;
+	a.kernel = xasprintf("%s/" VM_KERNEL_NAME, dir);
+	a.initramfs = xasprintf("%s/" VM_INITRAMFS_NAME, dir);
+	if (access(MOAT_VM_JAIL_QEMU, X_OK) < 0)
+		moat_error_set(err, errno, "microvm: %s (install Debian's qemu-system-x86)",
+			       MOAT_VM_JAIL_QEMU);
+	else if (access(a.kernel, R_OK) < 0)
+		moat_error_set(err, errno, "microvm: the guest kernel %s (build it with `make "
+			       "vm-kernel` and install moat)", a.kernel);
+	else if (access(a.initramfs, R_OK) < 0)
+		moat_error_set(err, errno, "microvm: the guest agent's initramfs %s (build and "
+			       "install moat)", a.initramfs);
+	if (err != NULL && err->msg != NULL) {
+		moat_vm_assets_free(&a);
+		return moat_error_ret(err);
+	}
+	*ret = a;
+	return 0;
+}
+
+void moat_vm_assets_free(struct moat_vm_assets *a)
+{
+	free(a->kernel);
+	free(a->initramfs);
+	*a = (struct moat_vm_assets){ 0 };
+}
+
+/* ---- the jail's root ------------------------------------------------------------------- */
+
+/* The host's /bin, /lib... are symlinks into /usr on a merged-/usr system (Debian 12): the
+ * jail gets the same links, and /usr itself by bind mount. */
+static const char *const usr_links[] = { "bin", "sbin", "lib", "lib64", "lib32", "libx32" };
+static const char *const jail_dirs[] = { "usr", "etc", "dev", "proc", "tmp", "rootfs",
+					 "moat-vm" };
+static const char *const jail_files[] = { "etc/ld.so.cache", "moat-vm/kernel",
+					  "moat-vm/initramfs" };
+
+int moat_vm_jail_make_root(int state_dirfd, moat_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	char target[64];
+
+	if (mkdirat(state_dirfd, MOAT_VM_JAIL_DIR, 0755) < 0)
+		return moat_error_set(err, errno, "microvm: make the jail");
+	fd = openat(state_dirfd, MOAT_VM_JAIL_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return moat_error_set(err, errno, "microvm: open the jail");
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(jail_dirs); i++)
+		if (mkdirat(fd, jail_dirs[i], 0755) < 0)
+			return moat_error_set(err, errno, "microvm: jail: mkdir %s", jail_dirs[i]);
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(jail_files); i++) {
+		int f = openat(fd, jail_files[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+		if (f < 0)
+			return moat_error_set(err, errno, "microvm: jail: create %s", jail_files[i]);
+		close(f);
+	}
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(usr_links); i++) {
+		_cleanup_free_ char *host = xasprintf("/%s", usr_links[i]);
+		ssize_t n = readlink(host, target, sizeof(target) - 1);
+
+		if (n <= 0)
+			continue; /* absent, or a real directory: bound by the config below */
+		target[n] = '\0';
+		if (symlinkat(target, fd, usr_links[i]) < 0)
+			return moat_error_set(err, errno, "microvm: jail: symlink %s", usr_links[i]);
+	}
+	return 0;
+}
+
+/* ---- the jail's config ----------------------------------------------------------------- */
+
+static struct oci_config *copy_config(const struct oci_config *cfg, moat_error *err)
+{
+	_cleanup_free_ char *json = NULL, *msg = NULL;
+	struct oci_config *copy = NULL;
+	size_t len = 0;
+	int r = oci_config_generate(cfg, false, &json, &len, &msg);
+
+	if (r == 0)
+		r = oci_config_parse_data(json, len, "config", &copy, &msg);
+	if (r < 0) {
+		moat_error_msg(err, -r, "microvm: copy the config: %s", msg ? msg : "");
+		return NULL;
+	}
+	return copy;
+}
+
+static char **strv(const char *const *v, size_t n)
+{
+	char **r = xcalloc(n + 1, sizeof(*r));
+
+	for (size_t i = 0; i < n; i++)
+		r[i] = xstrdup(v[i]);
+	return r;
+}
+
+static void add_mount(struct oci_config *c, const char *dest, const char *type,
+		      const char *source, const char *const *opts, size_t n_opts)
+{
+	struct oci_mount *m = xcalloc(1, sizeof(*m));
+
+	m->destination = xstrdup(dest);
+	m->type = xstrdup(type);
+	m->source = xstrdup(source);
+	m->options = strv(opts, n_opts);
+	m->options_len = n_opts;
+	c->mounts = xrealloc(c->mounts, (c->mounts_len + 2) * sizeof(*c->mounts));
+	c->mounts[c->mounts_len++] = m;
+	c->mounts[c->mounts_len] = NULL;
+}
+
+#define ADD(c, dest, type, source, ...)                                                       \
+	do {                                                                                  \
+		static const char *const o_[] = { __VA_ARGS__ };                               \
+		add_mount(c, dest, type, source, o_, MOAT_ARRAY_SIZE(o_));                    \
+	} while (0)
+
+/* What QEMU needs, read-only; the rootfs with the user's bind mounts inside it. */
+static void jail_mounts(struct oci_config *jail, const struct oci_config *user,
+			const char *rootfs, const struct moat_vm_assets *a)
+{
+	for (size_t i = 0; i < jail->mounts_len; i++)
+		ocijson_free(&oci_mount_type, jail->mounts[i]);
+	free(jail->mounts);
+	jail->mounts = NULL;
+	jail->mounts_len = 0;
+	ADD(jail, "/proc", "proc", "proc", "nosuid", "noexec", "nodev");
+	ADD(jail, "/dev", "tmpfs", "tmpfs", "nosuid", "noexec", "mode=755", "size=64k");
+	ADD(jail, "/tmp", "tmpfs", "tmpfs", "nosuid", "nodev", "noexec", "mode=1777", "size=1m");
+	ADD(jail, "/usr", "bind", "/usr", "rbind", "ro", "nosuid", "nodev");
+	if (access("/etc/ld.so.cache", R_OK) == 0)
+		ADD(jail, "/etc/ld.so.cache", "bind", "/etc/ld.so.cache", "bind", "ro", "nosuid",
+		    "nodev", "noexec");
+	ADD(jail, MOAT_VM_JAIL_KERNEL, "bind", a->kernel, "bind", "ro", "nosuid", "nodev",
+	    "noexec");
+	ADD(jail, MOAT_VM_JAIL_INITRAMFS, "bind", a->initramfs, "bind", "ro", "nosuid", "nodev",
+	    "noexec");
+	ADD(jail, MOAT_VM_JAIL_ROOTFS, "bind", rootfs, "rbind", "nosuid", "nodev");
+	for (size_t i = 0; i < user->mounts_len; i++) {
+		const struct oci_mount *m = user->mounts[i];
+		_cleanup_free_ char *dest = NULL;
+
+		if (!moat_mount_is_bind(m))
+			continue; /* the guest agent makes it */
+		dest = xasprintf(MOAT_VM_JAIL_ROOTFS "%s%s", m->destination[0] == '/' ? "" : "/",
+				 m->destination);
+		add_mount(jail, dest, m->type ? m->type : "bind", m->source,
+			  (const char *const *)m->options, m->options_len);
+	}
+}
+
+/* The supervisor: root of the user namespace, no capabilities, no_new_privs. */
+static void jail_process(struct oci_config *jail)
+{
+	struct oci_process *p = jail->process;
+	static const char *const args[] = { "moat-vm-supervisor" };
+	static const char *const env[] = { "PATH=/usr/bin" };
+
+	for (size_t i = 0; i < p->args_len; i++)
+		free(p->args[i]);
+	free(p->args);
+	p->args = strv(args, 1);
+	p->args_len = 1;
+	for (size_t i = 0; i < p->env_len; i++)
+		free(p->env[i]);
+	free(p->env);
+	p->env = strv(env, 1);
+	p->env_len = 1;
+	free(p->cwd);
+	p->cwd = xstrdup("/");
+	if (p->user != NULL) {
+		free(p->user->additional_gids);
+		p->user->additional_gids = NULL;
+		p->user->additional_gids_len = 0;
+		p->user->uid = p->user->gid = 0;
+	}
+	ocijson_free(&oci_capabilities_type, p->capabilities);
+	p->capabilities = NULL;
+	p->no_new_privileges = p->no_new_privileges_present = true;
+	for (size_t i = 0; i < p->rlimits_len; i++)
+		ocijson_free(&oci_rlimit_type, p->rlimits[i]);
+	free(p->rlimits);
+	p->rlimits = NULL;
+	p->rlimits_len = 0;
+}
+
+/* The guest's filter is the agent's to load; the devices are the guest's own, but for
+ * KVM's. */
+static void jail_linux(struct oci_linux *lx, const struct moat_vm_choice *vm)
+{
+	ocijson_free(&oci_seccomp_type, lx->seccomp);
+	lx->seccomp = NULL;
+	for (size_t i = 0; i < lx->devices_len; i++)
+		ocijson_free(&oci_device_type, lx->devices[i]);
+	free(lx->devices);
+	lx->devices = NULL;
+	lx->devices_len = 0;
+	ocijson_free(&oci_personality_type, lx->personality);
+	lx->personality = NULL;
+	if (vm->accel == MOAT_VM_ACCEL_KVM) {
+		lx->devices = xcalloc(2, sizeof(*lx->devices));
+		lx->devices[0] = xcalloc(1, sizeof(**lx->devices));
+		*lx->devices[0] = (struct oci_device){ .type = xstrdup("c"),
+						       .path = xstrdup("/dev/kvm"),
+						       .major = 10, .major_present = true,
+						       .minor = 232, .minor_present = true };
+		lx->devices_len = 1;
+	}
+}
+
+int moat_vm_jail_config(const struct oci_config *user, const char *rootfs,
+			const char *jail_root, const struct moat_vm_assets *a,
+			const struct moat_vm_choice *vm, struct oci_config **ret, moat_error *err)
+{
+	struct oci_config *jail = copy_config(user, err);
+
+	if (jail == NULL)
+		return moat_error_ret(err);
+	free(jail->root->path);
+	jail->root->path = xstrdup(jail_root);
+	jail->root->readonly = jail->root->readonly_present = true;
+	jail_mounts(jail, user, rootfs, a);
+	jail_process(jail);
+	if (jail->linux != NULL)
+		jail_linux(jail->linux, vm);
+	*ret = jail;
+	return 0;
+}
+
+/* ---- in the init ----------------------------------------------------------------------- */
+
+int moat_vm_check_network(moat_error *err)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	int r = 0;
+
+	if (ifs == NULL)
+		return moat_error_set(err, errno, "microvm: list the network interfaces");
+	for (i = ifs; i->if_index != 0 && r == 0; i++)
+		if (strcmp(i->if_name, "lo") != 0)
+			r = moat_error_msg(err, EOPNOTSUPP,
+					   "microvm: the network namespace has interface %s; "
+					   "networking into the guest is not supported yet (run with "
+					   "a network namespace that holds only lo, e.g. "
+					   "--network none)",
+					   i->if_name);
+	if_freenameindex(ifs);
+	return r;
+}
+
+/* On a terminal the guest's pty does the line discipline: this side passes bytes through. */
+static void raw_terminal(int fd)
+{
+	struct termios t;
+
+	if (tcgetattr(fd, &t) == 0) {
+		cfmakeraw(&t);
+		tcsetattr(fd, TCSANOW, &t);
+	}
+}
+
+int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
+{
+	moat_error err = MOAT_ERROR_INIT;
+	struct moat_vm_launch l = { .qemu = MOAT_VM_JAIL_QEMU, .kernel = MOAT_VM_JAIL_KERNEL,
+				    .initramfs = MOAT_VM_JAIL_INITRAMFS,
+				    .rootfs = MOAT_VM_JAIL_ROOTFS, .vm = &s->vm };
+	struct moat_vm_relay r = { .in_fd = 0, .out_fd = 1, .err_fd = 2, .terminal = terminal,
+				   .start = &s->start, .exec_fd = s->exec_fd,
+				   .boot_timeout_ms = VM_BOOT_TIMEOUT_MS };
+	int sp[2], code = -1;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+		moat_error_set(&err, errno, "microvm: socketpair");
+		goto fail;
+	}
+	l.agent_fd = sp[1];
+	if (moat_vm_launch(&l, &r.vmm, &err) < 0)
+		goto fail;
+	close(sp[1]);
+	r.agent_fd = sp[0];
+	if (terminal)
+		raw_terminal(0);
+	if (moat_vm_relay_run(&r, &code, &err) < 0)
+		goto fail;
+	return code;
+fail:
+	fprintf(stderr, "moat: %s\n", err.msg ? err.msg : "microvm: failed");
+	moat_error_clear(&err);
+	return code >= 0 ? code : 125;
+}
