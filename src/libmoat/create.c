@@ -51,6 +51,7 @@ struct build {
 	char *policy_path;        /* where the pool was configured, for errors */
 	char *state_dir;          /* absolute, for the pool's loan */
 	struct moat_vm_choice isolation;  /* what the container runs in */
+	struct moat_vm_defaults vm_defaults; /* the policy's */
 	struct moat_vm_session *vm;       /* microVM mode: what the supervisor needs */
 	struct moat_vm_assets assets;     /* microVM mode: the guest's kernel and initramfs */
 	struct oci_config *user_cfg;      /* microVM mode: the user's config (cfg is the jail's) */
@@ -102,6 +103,14 @@ static int apply_policy(struct build *b, moat_error *err)
 
 	if (r == 0)
 		r = moat_policy_apply(p, b->cfg, b->bundle, &b->policy_changes, err);
+	if (r == 0) {
+		bool microvm, tcg;
+
+		moat_policy_vm_defaults(p, &microvm, &tcg);
+		b->vm_defaults = (struct moat_vm_defaults){
+			microvm, tcg ? MOAT_VM_ACCEL_TCG : MOAT_VM_ACCEL_KVM
+		};
+	}
 	if (r == 0 && oci_string_map_get(b->policy_changes, MOAT_POLICY_CHANGE_AUTO_USERNS)) {
 		b->auto_userns = true;
 		b->pool = *moat_policy_idpool(p);
@@ -170,10 +179,9 @@ static int check_config(struct build *b, moat_error *err)
  * microVM needs is checked here, before anything is made. */
 static int check_isolation(struct build *b, moat_error *err)
 {
-	const struct moat_vm_defaults defaults = { false, MOAT_VM_ACCEL_KVM };
 	struct moat_vm_choice *c = &b->isolation;
 
-	if (moat_vm_choose(b->cfg, b->o->as_vm, &defaults, c, err) < 0)
+	if (moat_vm_choose(b->cfg, b->o->as_vm, &b->vm_defaults, c, err) < 0)
 		return moat_error_ret(err);
 	if (c->isolation != MOAT_ISOLATION_MICROVM)
 		return 0;

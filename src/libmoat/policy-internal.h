@@ -31,6 +31,13 @@ struct policy_pool_doc {
 	bool containers_present;
 };
 
+/* "microvm": isolation defaults (vm-select.h). */
+struct policy_vm_doc {
+	bool by_default;
+	bool by_default_present;
+	char *accel;
+};
+
 /* The policy file. */
 struct policy_doc {
 	char *preset;  /* "hardened" (default) or "compat" */
@@ -39,6 +46,7 @@ struct policy_doc {
 	char **container_may_relax;
 	size_t container_may_relax_len;
 	struct policy_pool_doc *auto_userns;
+	struct policy_vm_doc *microvm;
 };
 
 struct moat_policy {

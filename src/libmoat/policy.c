@@ -155,12 +155,23 @@ static const struct ocijson_field pool_fields[] = {
 static const struct ocijson_type pool_doc_type =
 	OCIJSON_TYPE("autoUserns", struct policy_pool_doc, pool_fields, NULL);
 
+static const char *const accel_names[] = { "kvm", "tcg", NULL };
+#define PV struct policy_vm_doc
+static const struct ocijson_field vm_fields[] = {
+	OCIJSON_BOOL_OPT(PV, "default", by_default),
+	OCIJSON_ENUM(PV, "accel", accel, accel_names, 0),
+};
+#undef PV
+static const struct ocijson_type vm_doc_type =
+	OCIJSON_TYPE("microvm", struct policy_vm_doc, vm_fields, NULL);
+
 #define PD struct policy_doc
 static const struct ocijson_field doc_fields[] = {
 	OCIJSON_ENUM(PD, "preset", preset, preset_names, 0),
 	OCIJSON_OBJ_MAP(PD, "rules", rules, struct policy_rule_doc, &rule_doc_type, 0),
 	OCIJSON_ENUM_ARRAY(PD, "containerMayRelax", container_may_relax, rule_names, 0),
 	OCIJSON_OBJ(PD, "autoUserns", auto_userns, struct policy_pool_doc, &pool_doc_type, 0),
+	OCIJSON_OBJ(PD, "microvm", microvm, struct policy_vm_doc, &vm_doc_type, 0),
 };
 #undef PD
 static const struct ocijson_type doc_type =
@@ -177,11 +188,12 @@ static int unknown_member(const char *source, const char *path, const char *key,
 static int check_members(yajl_val top, const char *source, char **ret_err)
 {
 	static const char *const top_keys[] = { "preset", "rules", "containerMayRelax",
-						"autoUserns", NULL };
+						"autoUserns", "microvm", NULL };
+	static const char *const vm_keys[] = { "default", "accel", NULL };
 	static const char *const rule_keys[] = { "enabled", "allow", "deny", NULL };
 	static const char *const pool_keys[] = { "hostStart", "idsPerContainer", "containers",
 						 NULL };
-	yajl_val rules = NULL, pool = NULL;
+	yajl_val rules = NULL, pool = NULL, vm = NULL;
 
 	for (size_t i = 0; i < top->u.object.len; i++) {
 		if (!ocijson_in_list(top->u.object.keys[i], top_keys))
@@ -190,7 +202,12 @@ static int check_members(yajl_val top, const char *source, char **ret_err)
 			rules = top->u.object.values[i];
 		if (strcmp(top->u.object.keys[i], "autoUserns") == 0)
 			pool = top->u.object.values[i];
+		if (strcmp(top->u.object.keys[i], "microvm") == 0)
+			vm = top->u.object.values[i];
 	}
+	for (size_t i = 0; vm != NULL && i < vm->u.object.len; i++)
+		if (!ocijson_in_list(vm->u.object.keys[i], vm_keys))
+			return unknown_member(source, "microvm", vm->u.object.keys[i], ret_err);
 	for (size_t i = 0; pool != NULL && i < pool->u.object.len; i++)
 		if (!ocijson_in_list(pool->u.object.keys[i], pool_keys))
 			return unknown_member(source, "autoUserns", pool->u.object.keys[i], ret_err);
@@ -313,6 +330,18 @@ static void complete_pool(struct moat_policy *p)
 	p->pool = (struct moat_idpool){ a->host_start, a->ids_per_container, a->containers };
 }
 
+/* microvm: containers by default, the kvm accelerator; written out for `policy show`. */
+static void complete_vm(struct moat_policy *p)
+{
+	struct policy_vm_doc *v = p->doc->microvm;
+
+	if (v == NULL)
+		v = p->doc->microvm = xcalloc(1, sizeof(*v));
+	v->by_default_present = true;
+	if (v->accel == NULL)
+		v->accel = xstrdup("kvm");
+}
+
 /* Fill in what the file left to the preset: every rule gets an entry, in rule order, with
  * its switch and (for the rules that take them) its lists. */
 static void complete(struct moat_policy *p)
@@ -353,6 +382,7 @@ static void complete(struct moat_policy *p)
 	if (d->container_may_relax == NULL)
 		d->container_may_relax = empty_list();
 	complete_pool(p);
+	complete_vm(p);
 	for (size_t i = 0; i < d->container_may_relax_len; i++)
 		p->may_relax[policy_rule_by_name(d->container_may_relax[i])] = true;
 }
@@ -435,6 +465,12 @@ bool moat_policy_rule_enabled(const struct moat_policy *p, enum moat_policy_rule
 bool moat_policy_may_relax(const struct moat_policy *p, enum moat_policy_rule rule)
 {
 	return p->may_relax[rule];
+}
+
+void moat_policy_vm_defaults(const struct moat_policy *p, bool *ret_microvm, bool *ret_tcg)
+{
+	*ret_microvm = p->doc->microvm->by_default;
+	*ret_tcg = strcmp(p->doc->microvm->accel, "tcg") == 0;
 }
 
 const struct moat_idpool *moat_policy_idpool(const struct moat_policy *p)

@@ -61,6 +61,10 @@ bool moat_policy_may_relax(const struct moat_policy *p, enum moat_policy_rule ru
 
 /* The file the policy came from, or where the default one would be. */
 const char *moat_policy_path(const struct moat_policy *p);
+/* The policy file's "microvm": {"default": bool, "accel": "kvm"|"tcg"}: whether containers
+ * are microVMs unless they ask otherwise, and the accelerator they get (vm-select.h). */
+void moat_policy_vm_defaults(const struct moat_policy *p, bool *ret_microvm, bool *ret_tcg);
+
 /* The pool auto-userns lends host ids from (policy file: autoUserns). */
 struct moat_idpool;
 const struct moat_idpool *moat_policy_idpool(const struct moat_policy *p);

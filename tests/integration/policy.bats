@@ -508,6 +508,9 @@ explain_under() {
 		'{"autoUserns": {"containers": 0}}|autoUserns\.containers: must be > 0'
 		'{"autoUserns": {"hostStart": 0}}|autoUserns\.hostStart: must not be 0'
 		'{"autoUserns": {"hostStart": 4294901760, "containers": 2}}|autoUserns: hostStart \+ idsPerContainer \* containers passes the last valid id'
+		'{"microvm": {"default": "yes"}}|microvm\.default: expected boolean, got string'
+		'{"microvm": {"accel": "hvf"}}|microvm\.accel: invalid value "hvf"'
+		'{"microvm": {"kernel": "/k"}}|microvm\.kernel: unknown member'
 		'{"rules": |parse error'
 	)
 	local c json pattern policy

@@ -1,0 +1,343 @@
+/* moat agent: the guest's own mounts at boot, and the container's rootfs.
+ *
+ * For START: the shared rootfs is mounted on /rootfs (virtio-fs or 9p), a
+ * tmpfs /dev goes in unless the config mounts one, then the config's mounts
+ * in order, the minimal /dev, the read-only remount, the hostname; last the
+ * agent moves the rootfs over / and chroots into it (the initramfs is the
+ * kernel's rootfs, which pivot_root cannot leave; what it holds is hidden
+ * under the new root and nothing in it is reachable).
+ *
+ * Every path inside the rootfs is resolved with openat2(RESOLVE_IN_ROOT) from
+ * the rootfs's fd, and mounts are made on /proc/self/fd/N of what was
+ * resolved: a symlink in the rootfs cannot send a mount outside it.
+ */
+#include "agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "utils.h"
+
+#define ROOTFS_DIR "/rootfs"
+
+/* The flags a mount may carry. MS_MOVE and MS_REMOUNT are the agent's own
+ * business, and the rest are not mount options. */
+#define PROPAGATION_FLAGS (MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE)
+#define ALLOWED_FLAGS                                                                          \
+	(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_SYNCHRONOUS | MS_MANDLOCK |         \
+	 MS_DIRSYNC | MS_NOATIME | MS_NODIRATIME | MS_BIND | MS_REC | MS_SILENT | MS_RELATIME | \
+	 MS_STRICTATIME | MS_LAZYTIME | PROPAGATION_FLAGS)
+/* What a bind mount takes from a second, remounting, call. */
+#define BIND_REMOUNT_FLAGS                                                               \
+	(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOATIME | MS_NODIRATIME | \
+	 MS_RELATIME | MS_STRICTATIME)
+
+/* ---- the guest's own mounts --------------------------------------------------------------- */
+
+static const struct {
+	const char *type, *target;
+	unsigned long flags;
+} base_mounts[] = {
+	{ "devtmpfs", "/dev", MS_NOSUID },
+	{ "proc", "/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC },
+	{ "sysfs", "/sys", MS_NOSUID | MS_NODEV | MS_NOEXEC },
+};
+
+int agent_mount_base(moat_error *err)
+{
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(base_mounts); i++) {
+		mkdir(base_mounts[i].target, 0755);
+		/* EBUSY: the kernel mounted devtmpfs already (DEVTMPFS_MOUNT). */
+		if (mount(base_mounts[i].type, base_mounts[i].target, base_mounts[i].type,
+			  base_mounts[i].flags, NULL) < 0 &&
+		    errno != EBUSY)
+			return moat_error_set(err, errno, "mount %s on %s", base_mounts[i].type,
+					      base_mounts[i].target);
+	}
+	return 0;
+}
+
+/* ---- paths inside the rootfs ----------------------------------------------------------------- */
+
+static int open_in_root(int rootfd, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+
+	return (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+}
+
+/* Open path (inside the rootfs) as O_PATH, making what is missing of it:
+ * directories, and the last component as a file when as_file. */
+static int make_path_in_root(int rootfd, const char *path, bool as_file, moat_error *err)
+{
+	_cleanup_free_ char *copy = xstrdup(path);
+	_cleanup_close_ int cur = -1;
+	char *p = copy;
+
+	cur = open_in_root(rootfd, "/", O_PATH | O_DIRECTORY);
+	if (cur < 0)
+		return moat_error_set(err, errno, "open the rootfs");
+	while (*p != '\0') {
+		char *name, *slash, saved;
+		int next;
+
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			break;
+		name = p;
+		slash = strchrnul(p, '/');
+		saved = *slash;
+		*slash = '\0';
+		/* Resolve the prefix up to this component from the root each
+		 * time, so a symlink in it stays inside the rootfs. */
+		next = open_in_root(rootfd, copy, O_PATH);
+		if (next < 0 && errno == ENOENT) {
+			bool last = saved == '\0' || slash[1 + strspn(slash + 1, "/")] == '\0';
+			int r;
+
+			if (last && as_file) {
+				r = openat(cur, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC,
+					   0644);
+				if (r >= 0)
+					close(r);
+			} else {
+				r = mkdirat(cur, name, 0755);
+			}
+			if (r < 0 && errno != EEXIST)
+				return moat_error_set(err, errno, "make %s", copy);
+			next = open_in_root(rootfd, copy, O_PATH);
+		}
+		if (next < 0)
+			return moat_error_set(err, errno, "open %s", copy);
+		*slash = saved;
+		p = slash;
+		close(cur);
+		cur = next;
+	}
+	return TAKE_FD(cur);
+}
+
+static void fd_path(char *buf, size_t size, int fd)
+{
+	snprintf(buf, size, "/proc/self/fd/%d", fd);
+}
+
+/* mount(2) on what dest resolves to now (after an earlier mount there, that
+ * is the new mount). */
+static int mount_at(int rootfd, const char *dest, const char *source, const char *type,
+		    unsigned long flags, const char *data, moat_error *err)
+{
+	_cleanup_close_ int fd = open_in_root(rootfd, dest, O_PATH);
+	char target[64];
+
+	if (fd < 0)
+		return moat_error_set(err, errno, "open %s", dest);
+	fd_path(target, sizeof(target), fd);
+	if (mount(source, target, type, flags, data) < 0)
+		return moat_error_set(err, errno, "mount");
+	return 0;
+}
+
+/* ---- the config's mounts ---------------------------------------------------------------------- */
+
+static bool is_bind(const struct moat_proto_mount *m)
+{
+	return strcmp(m->type, "bind") == 0 || strcmp(m->type, "rbind") == 0 || (m->flags & MS_BIND);
+}
+
+static int do_bind(int rootfd, const struct moat_proto_mount *m, moat_error *err)
+{
+	_cleanup_close_ int src = -1, dst = -1;
+	unsigned long rec = (m->flags & MS_REC) || strcmp(m->type, "rbind") == 0 ? MS_REC : 0;
+	char source[64];
+	struct stat st;
+	int r;
+
+	if (m->source == NULL)
+		return moat_error_msg(err, EINVAL, "a bind mount needs a source");
+	src = open_in_root(rootfd, m->source, O_PATH);
+	if (src < 0 || fstat(src, &st) < 0)
+		return moat_error_set(err, errno, "open the source %s", m->source);
+	dst = make_path_in_root(rootfd, m->dest, !S_ISDIR(st.st_mode), err);
+	if (dst < 0)
+		return dst;
+	fd_path(source, sizeof(source), src);
+	{
+		char target[64];
+
+		fd_path(target, sizeof(target), dst);
+		if (mount(source, target, NULL, MS_BIND | rec, NULL) < 0)
+			return moat_error_set(err, errno, "mount");
+	}
+	if (m->flags & BIND_REMOUNT_FLAGS) {
+		r = mount_at(rootfd, m->dest, NULL, NULL,
+			     MS_REMOUNT | MS_BIND | (m->flags & BIND_REMOUNT_FLAGS), NULL, err);
+		if (r < 0)
+			return moat_error_prefix(err, "remount");
+	}
+	return 0;
+}
+
+static int do_mount(int rootfd, const struct moat_proto_mount *m, moat_error *err)
+{
+	_cleanup_close_ int dst = -1;
+	unsigned long flags = m->flags & ~(PROPAGATION_FLAGS | MS_REC | MS_BIND);
+	int r;
+
+	if (m->flags & ~(uint64_t)ALLOWED_FLAGS)
+		return moat_error_msg(err, EINVAL, "unsupported flags 0x%llx",
+				      (unsigned long long)(m->flags & ~(uint64_t)ALLOWED_FLAGS));
+	if (strspn(m->dest, "/") == strlen(m->dest))
+		return moat_error_msg(err, EINVAL, "cannot mount over the rootfs itself");
+	if (is_bind(m)) {
+		r = do_bind(rootfd, m, err);
+	} else {
+		dst = make_path_in_root(rootfd, m->dest, false, err);
+		if (dst < 0)
+			return dst;
+		r = mount_at(rootfd, m->dest, m->source ? m->source : m->type, m->type, flags,
+			     m->data, err);
+	}
+	if (r < 0)
+		return r;
+	if (m->flags & PROPAGATION_FLAGS) {
+		r = mount_at(rootfd, m->dest, NULL, NULL, m->flags & (PROPAGATION_FLAGS | MS_REC), NULL,
+			     err);
+		if (r < 0)
+			return moat_error_prefix(err, "set propagation");
+	}
+	return 0;
+}
+
+static bool mounts_dev(const struct moat_msg_start *s)
+{
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		const char *d = s->mounts[i].dest;
+
+		if (strncmp(d, "/dev", 4) == 0 && strspn(d + 4, "/") == strlen(d + 4))
+			return true;
+	}
+	return false;
+}
+
+/* ---- /dev ---------------------------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	unsigned int major, minor;
+} dev_nodes[] = {
+	{ "null", 1, 3 }, { "zero", 1, 5 },    { "full", 1, 7 },
+	{ "random", 1, 8 }, { "urandom", 1, 9 }, { "tty", 5, 0 },
+};
+
+static const struct {
+	const char *name, *target;
+} dev_links[] = {
+	{ "ptmx", "pts/ptmx" },
+	{ "fd", "/proc/self/fd" },
+	{ "stdin", "/proc/self/fd/0" },
+	{ "stdout", "/proc/self/fd/1" },
+	{ "stderr", "/proc/self/fd/2" },
+};
+
+static int populate_dev(int rootfd, moat_error *err)
+{
+	_cleanup_close_ int dev = make_path_in_root(rootfd, "/dev", false, err);
+
+	if (dev < 0)
+		return moat_error_prefix(err, "/dev");
+	/* What the config made already stays as it is. */
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(dev_nodes); i++)
+		if (mknodat(dev, dev_nodes[i].name, S_IFCHR | 0666,
+			    makedev(dev_nodes[i].major, dev_nodes[i].minor)) < 0 &&
+		    errno != EEXIST)
+			return moat_error_set(err, errno, "mknod /dev/%s", dev_nodes[i].name);
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(dev_links); i++)
+		if (symlinkat(dev_links[i].target, dev, dev_links[i].name) < 0 && errno != EEXIST)
+			return moat_error_set(err, errno, "symlink /dev/%s", dev_links[i].name);
+	if (mkdirat(dev, "pts", 0755) < 0 && errno != EEXIST)
+		return moat_error_set(err, errno, "mkdir /dev/pts");
+	if (mkdirat(dev, "shm", 01777) < 0 && errno != EEXIST)
+		return moat_error_set(err, errno, "mkdir /dev/shm");
+	return 0;
+}
+
+/* ---- START ------------------------------------------------------------------------------------ */
+
+static int mount_rootfs(const struct agent_config *cfg, moat_error *err)
+{
+	const char *type = cfg->rootfs == ROOTFS_9P ? "9p" : "virtiofs";
+	/* 9p: the protocol dialect with Linux semantics; 256 KiB messages
+	 * instead of 8 KiB, or every read is a round trip per page. */
+	const char *data = cfg->rootfs == ROOTFS_9P ? "trans=virtio,version=9p2000.L,msize=262144" : NULL;
+
+	mkdir(ROOTFS_DIR, 0755);
+	if (mount(cfg->tag, ROOTFS_DIR, type, 0, data) < 0)
+		return moat_error_set(err, errno, "mount the rootfs (%s, tag %s)", type, cfg->tag);
+	return 0;
+}
+
+static int switch_root(moat_error *err)
+{
+	if (chdir(ROOTFS_DIR) < 0)
+		return moat_error_set(err, errno, "chdir %s", ROOTFS_DIR);
+	if (mount(ROOTFS_DIR, "/", NULL, MS_MOVE, NULL) < 0)
+		return moat_error_set(err, errno, "move the rootfs over /");
+	if (chroot(".") < 0)
+		return moat_error_set(err, errno, "chroot into the rootfs");
+	if (chdir("/") < 0)
+		return moat_error_set(err, errno, "chdir /");
+	return 0;
+}
+
+int agent_setup_rootfs(const struct agent_config *cfg, const struct moat_msg_start *s,
+		       moat_error *err)
+{
+	_cleanup_close_ int rootfd = -1;
+	int r;
+
+	r = mount_rootfs(cfg, err);
+	if (r < 0)
+		return r;
+	rootfd = open(ROOTFS_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return moat_error_set(err, errno, "open %s", ROOTFS_DIR);
+	if (!mounts_dev(s)) {
+		static const struct moat_proto_mount dev = {
+			"tmpfs", "tmpfs", "/dev", MS_NOSUID | MS_STRICTATIME, "mode=755,size=65536k"
+		};
+
+		r = do_mount(rootfd, &dev, err);
+		if (r < 0)
+			return moat_error_prefix(err, "mount tmpfs on /dev");
+	}
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		const struct moat_proto_mount *m = &s->mounts[i];
+
+		r = do_mount(rootfd, m, err);
+		if (r < 0)
+			return moat_error_prefix(err, "mount %s on %s", m->type, m->dest);
+	}
+	r = populate_dev(rootfd, err);
+	if (r < 0)
+		return r;
+	if (s->root_readonly &&
+	    mount(NULL, ROOTFS_DIR, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
+		return moat_error_set(err, errno, "remount the rootfs read-only");
+	if (s->hostname != NULL && sethostname(s->hostname, strlen(s->hostname)) < 0)
+		return moat_error_set(err, errno, "sethostname %s", s->hostname);
+	return switch_root(err);
+}

@@ -1,0 +1,389 @@
+/* moat agent: make a process as its spec says, up to execve.
+ *
+ * The parent allocates the stdio (a pty, or three pipes) and forks. The
+ * child applies, in this order (runc's, so that a profile written for runc
+ * behaves the same): session and stdio, rlimits, bounding set, seccomp when
+ * no_new_privs is off (it needs CAP_SYS_ADMIN, so before the user change),
+ * groups and ids keeping capabilities, the capability sets, umask, cwd,
+ * no_new_privs, seccomp when no_new_privs is on, execve. A failure is written
+ * to the report pipe as errno and a message, and the child exits 127; the
+ * pipe is close-on-exec, so EOF means execve happened.
+ */
+#include "agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "utils.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO('T', 0x41)
+#endif
+
+/* What the child sends back when it fails. */
+struct child_report {
+	int32_t errnum;
+	char msg[500];
+};
+
+/* The PATH execvp would use when the environment has none. */
+static const char default_path[] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/* ---- in the child ------------------------------------------------------------------------- */
+
+static __attribute__((noreturn, format(printf, 3, 4))) void child_fail(int report_fd, int errnum,
+								       const char *fmt, ...)
+{
+	struct child_report r = { .errnum = errnum };
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r.msg, sizeof(r.msg), fmt, ap);
+	va_end(ap);
+	if (write(report_fd, &r, sizeof(r)) < 0) {
+		/* nothing left to tell anyone */
+	}
+	_exit(127);
+}
+
+static void set_rlimits(const struct moat_proto_process *p, int rfd)
+{
+	for (size_t i = 0; i < p->n_rlimits; i++) {
+		struct rlimit rl = { p->rlimits[i].soft, p->rlimits[i].hard };
+
+		if (setrlimit((int)p->rlimits[i].type, &rl) < 0)
+			child_fail(rfd, errno, "setrlimit %u", p->rlimits[i].type);
+	}
+}
+
+static void drop_bounding(uint64_t keep, int cap_last, int rfd)
+{
+	for (int c = 0; c <= cap_last; c++) {
+		if (keep & (UINT64_C(1) << c))
+			continue;
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0)
+			child_fail(rfd, errno, "drop capability %d from the bounding set", c);
+	}
+}
+
+static void set_ids(const struct moat_proto_process *p, int rfd)
+{
+	_cleanup_free_ gid_t *groups = xcalloc(p->n_groups, sizeof(gid_t));
+
+	for (size_t i = 0; i < p->n_groups; i++)
+		groups[i] = p->groups[i];
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+		child_fail(rfd, errno, "prctl(PR_SET_KEEPCAPS)");
+	if (setgroups(p->n_groups, groups) < 0)
+		child_fail(rfd, errno, "setgroups");
+	if (setresgid(p->gid, p->gid, p->gid) < 0)
+		child_fail(rfd, errno, "setresgid %u", p->gid);
+	if (setresuid(p->uid, p->uid, p->uid) < 0)
+		child_fail(rfd, errno, "setresuid %u", p->uid);
+	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+		child_fail(rfd, errno, "prctl(PR_SET_KEEPCAPS)");
+}
+
+static void set_caps(const struct moat_proto_process *p, int cap_last, int rfd)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {
+		{ (uint32_t)p->cap_effective, (uint32_t)p->cap_permitted, (uint32_t)p->cap_inheritable },
+		{ (uint32_t)(p->cap_effective >> 32), (uint32_t)(p->cap_permitted >> 32),
+		  (uint32_t)(p->cap_inheritable >> 32) },
+	};
+
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		child_fail(rfd, errno, "capset");
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		child_fail(rfd, errno, "clear the ambient capabilities");
+	for (int c = 0; c <= cap_last; c++)
+		if ((p->cap_ambient & (UINT64_C(1) << c)) &&
+		    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) < 0)
+			child_fail(rfd, errno, "raise ambient capability %d", c);
+}
+
+static void set_seccomp(const struct moat_proto_process *p, int rfd)
+{
+	struct sock_fprog prog = { (unsigned short)p->n_seccomp, p->seccomp };
+
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, p->seccomp_flags, &prog) < 0)
+		child_fail(rfd, errno, "seccomp: load the filter");
+}
+
+static const char *env_get(const struct moat_proto_process *p, const char *name)
+{
+	size_t n = strlen(name);
+	const char *v = NULL;
+
+	/* The last one wins, as in a shell's export. */
+	for (size_t i = 0; i < p->n_env; i++)
+		if (strncmp(p->env[i], name, n) == 0 && p->env[i][n] == '=')
+			v = p->env[i] + n + 1;
+	return v;
+}
+
+/* The file to execve: args[0] itself when it has a slash, else the first
+ * executable regular file of that name along the spec's PATH. */
+static char *find_program(const struct moat_proto_process *p, int rfd)
+{
+	const char *name = p->args[0], *path = env_get(p, "PATH");
+	int saved = ENOENT;
+
+	if (name[0] == '\0')
+		child_fail(rfd, ENOENT, "exec \"\"");
+	if (strchr(name, '/') != NULL)
+		return xstrdup(name);
+	if (path == NULL)
+		path = default_path;
+	while (true) {
+		const char *end = strchrnul(path, ':');
+		int dlen = (int)(end - path);
+		_cleanup_free_ char *cand =
+			xasprintf("%.*s%s%s", dlen, path, dlen ? "/" : "./", name);
+		struct stat st;
+
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (access(cand, X_OK) == 0)
+				return TAKE_PTR(cand);
+			saved = EACCES;
+		}
+		if (*end == '\0')
+			break;
+		path = end + 1;
+	}
+	child_fail(rfd, saved, "exec %s", name);
+}
+
+struct stdio {
+	int fd[3];   /* what becomes 0, 1 and 2 */
+	bool tty;    /* fd[0] is the pty's slave: make it the controlling tty */
+};
+
+static __attribute__((noreturn)) void child(const struct moat_proto_process *p,
+					    const struct stdio *io, int rfd, int cap_last)
+{
+	sigset_t none;
+	_cleanup_free_ char *prog = NULL;
+	_cleanup_free_ char **env = NULL;
+
+	moat_reset_signal_actions();
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (setsid() < 0)
+		child_fail(rfd, errno, "setsid");
+	for (int i = 0; i < 3; i++)
+		if (dup2(io->fd[i], i) < 0)
+			child_fail(rfd, errno, "dup2 stdio");
+	if (io->tty && ioctl(0, TIOCSCTTY, 0) < 0)
+		child_fail(rfd, errno, "make the pty the controlling terminal");
+	/* Everything the agent holds is close-on-exec; make sure of it. */
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		child_fail(rfd, errno, "close_range");
+
+	set_rlimits(p, rfd);
+	drop_bounding(p->cap_bounding, cap_last, rfd);
+	if (p->seccomp != NULL && !p->no_new_privs)
+		set_seccomp(p, rfd);
+	/* cwd first as root, as runc does (a cwd only root can reach still
+	 * works), and again as the user if root was refused (root_squash). */
+	bool cwd_done = chdir(p->cwd) == 0;
+
+	set_ids(p, rfd);
+	set_caps(p, cap_last, rfd);
+	umask(p->has_umask ? p->umask : 022);
+	if (!cwd_done && chdir(p->cwd) < 0)
+		child_fail(rfd, errno, "chdir %s", p->cwd);
+	prog = find_program(p, rfd);
+	if (p->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail(rfd, errno, "prctl(PR_SET_NO_NEW_PRIVS)");
+	if (p->seccomp != NULL && p->no_new_privs)
+		set_seccomp(p, rfd);
+
+	env = xcalloc(p->n_env + 1, sizeof(char *));
+	memcpy(env, p->env, p->n_env * sizeof(char *));
+	/* args is NULL-terminated by the caller (see agent_spawn). */
+	execve(prog, p->args, env);
+	child_fail(rfd, errno, "exec %s", prog);
+}
+
+/* ---- in the agent ------------------------------------------------------------------------- */
+
+static int open_pty(const struct moat_proto_process *spec, const struct moat_proto_winsize *ws,
+		    int *ret_master, int *ret_slave, moat_error *err)
+{
+	_cleanup_close_ int master = -1, slave = -1;
+	int unlock = 0;
+
+	master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (master < 0)
+		return moat_error_set(err, errno, "open /dev/ptmx");
+	if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
+		return moat_error_set(err, errno, "unlock the pty");
+	slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (slave < 0)
+		return moat_error_set(err, errno, "open the pty's slave");
+	/* The process owns its terminal, as a login would give it. */
+	if (fchown(slave, spec->uid, (gid_t)-1) < 0)
+		return moat_error_set(err, errno, "chown the pty to %u", spec->uid);
+	if (ws != NULL) {
+		struct winsize w = { .ws_row = ws->rows, .ws_col = ws->cols };
+
+		if (ioctl(master, TIOCSWINSZ, &w) < 0)
+			return moat_error_set(err, errno, "set the terminal size");
+	}
+	*ret_master = TAKE_FD(master);
+	*ret_slave = TAKE_FD(slave);
+	return 0;
+}
+
+static int check_caps(const struct moat_proto_process *s, int cap_last, moat_error *err)
+{
+	uint64_t known = cap_last >= 63 ? UINT64_MAX : (UINT64_C(1) << (cap_last + 1)) - 1;
+	static const struct {
+		const char *name;
+		size_t off;
+	} sets[] = {
+		{ "effective", offsetof(struct moat_proto_process, cap_effective) },
+		{ "permitted", offsetof(struct moat_proto_process, cap_permitted) },
+		{ "inheritable", offsetof(struct moat_proto_process, cap_inheritable) },
+		{ "ambient", offsetof(struct moat_proto_process, cap_ambient) },
+	};
+
+	/* Bounding bits the kernel does not have are dropped already; asking
+	 * for more in a set the process holds is an error, not a quiet no. */
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(sets); i++) {
+		uint64_t v = *(const uint64_t *)((const char *)s + sets[i].off);
+
+		if (v & ~known)
+			return moat_error_msg(err, EINVAL,
+					      "capabilities: %s set has capability %d, the guest kernel's last is %d",
+					      sets[i].name, 63 - __builtin_clzll(v & ~known), cap_last);
+	}
+	return 0;
+}
+
+static int make_pipe(int fds[2], int flags, moat_error *err)
+{
+	if (pipe2(fds, O_CLOEXEC | flags) < 0)
+		return moat_error_set(err, errno, "pipe");
+	return 0;
+}
+
+int agent_spawn(struct agent *a, struct proc *p, const struct moat_proto_process *spec,
+		const struct moat_proto_winsize *ws, moat_error *err)
+{
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, errp[2] = { -1, -1 }, rep[2] = { -1, -1 };
+	int master = -1, slave = -1, tty_out = -1, tty_in = -1;
+	struct moat_proto_process s = *spec;
+	_cleanup_free_ char **argv = NULL;
+	struct stdio io;
+	pid_t pid;
+	int r;
+
+	r = check_caps(spec, a->cap_last, err);
+	if (r < 0)
+		return r;
+	if (spec->terminal) {
+		r = open_pty(spec, ws, &master, &slave, err);
+		/* One fd per role, so each closes on its own: output reaches EOF,
+		 * stdin is closed by the host, and RESIZE works to the end. */
+		if (r == 0 && ((tty_out = fcntl(master, F_DUPFD_CLOEXEC, 3)) < 0 ||
+			       (tty_in = fcntl(master, F_DUPFD_CLOEXEC, 3)) < 0))
+			r = moat_error_set(err, errno, "dup the pty master");
+	} else if ((r = make_pipe(in, 0, err)) == 0 && (r = make_pipe(out, 0, err)) == 0) {
+		r = make_pipe(errp, 0, err);
+	}
+	/* The report fits a pipe's buffer: non-blocking costs the child nothing. */
+	if (r == 0)
+		r = make_pipe(rep, O_NONBLOCK, err);
+	if (r < 0)
+		goto out;
+	if (spec->terminal)
+		io = (struct stdio){ { slave, slave, slave }, true };
+	else
+		io = (struct stdio){ { in[0], out[1], errp[1] }, false };
+	argv = xcalloc(spec->n_args + 1, sizeof(char *));
+	memcpy(argv, spec->args, spec->n_args * sizeof(char *));
+	s.args = argv;
+
+	pid = fork();
+	if (pid < 0) {
+		r = moat_error_set(err, errno, "fork");
+		goto out;
+	}
+	if (pid == 0) {
+		close(rep[0]);
+		child(&s, &io, rep[1], a->cap_last);
+	}
+	p->pid = pid;
+	p->terminal = spec->terminal;
+	p->err_fd = TAKE_FD(rep[0]);
+	if (spec->terminal) {
+		p->out_fd[0] = TAKE_FD(tty_out);
+		p->in_fd = TAKE_FD(tty_in);
+		p->tty_fd = TAKE_FD(master);
+	} else {
+		p->in_fd = TAKE_FD(in[1]);
+		p->out_fd[0] = TAKE_FD(out[0]);
+		p->out_fd[1] = TAKE_FD(errp[0]);
+		for (int i = 0; i < 2; i++)
+			fcntl(p->out_fd[i], F_SETFL, O_NONBLOCK);
+		fcntl(p->in_fd, F_SETFL, O_NONBLOCK);
+	}
+	r = 0;
+out:
+	agent_close_fd(&master);
+	agent_close_fd(&slave);
+	agent_close_fd(&tty_out);
+	agent_close_fd(&tty_in);
+	for (int i = 0; i < 2; i++) {
+		agent_close_fd(&in[i]);
+		agent_close_fd(&out[i]);
+		agent_close_fd(&errp[i]);
+		agent_close_fd(&rep[i]);
+	}
+	return r;
+}
+
+int agent_read_report(struct proc *p, char *msg, size_t size, int *ret_errno)
+{
+	struct child_report r;
+	ssize_t n = read(p->err_fd, &r, sizeof(r));
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return -EAGAIN;
+	agent_close_fd(&p->err_fd);
+	if (n <= 0)
+		return 0; /* EOF: execve closed it */
+	if ((size_t)n != sizeof(r)) {
+		snprintf(msg, size, "process setup: short report");
+		*ret_errno = 0;
+		return 1;
+	}
+	r.msg[sizeof(r.msg) - 1] = '\0';
+	if (r.errnum > 0 && r.errnum <= MOAT_PROTO_MAX_ERRNO)
+		snprintf(msg, size, "%s: %s", r.msg, strerror(r.errnum));
+	else
+		snprintf(msg, size, "%s", r.msg);
+	*ret_errno = r.errnum > 0 && r.errnum <= MOAT_PROTO_MAX_ERRNO ? r.errnum : 0;
+	return 1;
+}

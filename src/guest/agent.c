@@ -1,0 +1,564 @@
+/* moat agent: PID 1 of the microVM. main, the one event loop, the host's
+ * messages and the table of processes (see agent.h). */
+#include "agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "utils.h"
+
+static int log_fd = -1;
+
+uint64_t agent_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* To the kernel log: it reaches the console whatever the agent's stdio is. */
+static __attribute__((format(printf, 2, 0))) void log_at(int level, const char *fmt, va_list ap)
+{
+	char line[600];
+	int n;
+
+	n = snprintf(line, sizeof(line), "<%d>moat-agent: ", level);
+	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	if (write(log_fd >= 0 ? log_fd : 2, line, strlen(line)) < 0) {
+		/* no one to tell */
+	}
+}
+
+void agent_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_at(3, fmt, ap); /* KERN_ERR: shown on the console even with `quiet` */
+	va_end(ap);
+}
+
+void agent_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_at(5, fmt, ap); /* KERN_NOTICE: hidden by `quiet` */
+	va_end(ap);
+}
+
+/* ---- processes ---------------------------------------------------------------------------------- */
+
+static struct proc *find_proc(struct agent *a, uint32_t id)
+{
+	for (size_t i = 0; i < a->n_procs; i++)
+		if (a->procs[i]->id == id)
+			return a->procs[i];
+	return NULL;
+}
+
+static struct proc *new_proc(struct agent *a, uint32_t id, bool workload)
+{
+	struct proc *p = xcalloc(1, sizeof(*p));
+
+	p->id = id;
+	p->workload = workload;
+	p->err_fd = p->in_fd = p->tty_fd = -1;
+	p->out_fd[0] = p->out_fd[1] = -1;
+	a->procs[a->n_procs++] = p;
+	return p;
+}
+
+static void free_proc(struct agent *a, struct proc *p)
+{
+	for (size_t i = 0; i < a->n_procs; i++)
+		if (a->procs[i] == p) {
+			a->procs[i] = a->procs[--a->n_procs];
+			break;
+		}
+	agent_close_fd(&p->err_fd);
+	agent_close_fd(&p->out_fd[0]);
+	agent_close_fd(&p->out_fd[1]);
+	agent_close_fd(&p->in_fd);
+	agent_close_fd(&p->tty_fd);
+	moat_buf_free(&p->in);
+	free(p);
+}
+
+/* The guest now waits for SHUTDOWN: it cannot see when the host has read
+ * what sits in the port's virtqueue, so it does not power off on its own. */
+static void workload_ended(struct agent *a, int code)
+{
+	a->workload_over = true;
+	a->exit_code = code;
+}
+
+static void run_process(struct agent *a, uint32_t id, const struct moat_proto_process *spec,
+			const struct moat_proto_winsize *ws, bool workload)
+{
+	moat_error err = MOAT_ERROR_INIT;
+	struct proc *p = new_proc(a, id, workload);
+
+	if (agent_spawn(a, p, spec, ws, &err) < 0) {
+		agent_send_error(a, id, err.code, "%s", err.msg ? err.msg : "spawn failed");
+		free_proc(a, p);
+		if (workload)
+			workload_ended(a, 127);
+	}
+	moat_error_clear(&err);
+}
+
+static void reap(struct agent *a)
+{
+	struct signalfd_siginfo si;
+	int status;
+	pid_t pid;
+
+	while (read(a->sigfd, &si, sizeof(si)) > 0)
+		;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (size_t i = 0; i < a->n_procs; i++) {
+			struct proc *p = a->procs[i];
+
+			if (p->pid != pid)
+				continue;
+			p->reaped = true;
+			p->status = status;
+			p->reaped_at = agent_now_ms();
+			/* What it wrote is all in the pipes now: that much is
+			 * relayed before EXITED, however slow the host. */
+			for (int w = 0; w < 2; w++) {
+				int n = 0;
+
+				if (p->out_fd[w] >= 0 && ioctl(p->out_fd[w], FIONREAD, &n) == 0 && n > 0)
+					p->pending[w] = (size_t)n;
+			}
+			/* The container ends with its workload: what is left goes. */
+			if (p->workload)
+				kill(-1, SIGKILL);
+		}
+		/* Anyone else was an orphan the kernel gave PID 1. */
+	}
+}
+
+static void check_report(struct agent *a, struct proc *p)
+{
+	char msg[MOAT_PROTO_MAX_MESSAGE];
+	int errnum = 0, r = agent_read_report(p, msg, sizeof(msg), &errnum);
+
+	if (r == -EAGAIN)
+		return;
+	if (r == 1) {
+		p->failed = true;
+		agent_send_error(a, p->id, errnum, "%s", msg);
+		return;
+	}
+	p->started = true;
+	struct moat_msg m = { .type = MOAT_MSG_STARTED, .id = p->id, .u.started.pid = (uint32_t)p->pid };
+
+	agent_send(a, &m);
+}
+
+/* A process is done once reaped and its output has ended (or had its
+ * time): EXITED goes after its last DATA. One that failed to start goes
+ * without EXITED. */
+static void finish_processes(struct agent *a)
+{
+	uint64_t now = agent_now_ms();
+
+	for (size_t i = 0; i < a->n_procs;) {
+		struct proc *p = a->procs[i];
+		bool open_out = p->out_fd[0] >= 0 || p->out_fd[1] >= 0;
+
+		if (p->reaped && p->err_fd >= 0)
+			check_report(a, p); /* the child is gone: its report is all there */
+		if (!p->reaped || p->err_fd >= 0) {
+			i++;
+			continue;
+		}
+		if (p->failed) {
+			if (p->workload)
+				workload_ended(a, 127);
+			free_proc(a, p);
+			continue;
+		}
+		if (open_out && (now < p->reaped_at + AGENT_DRAIN_MS || p->pending[0] || p->pending[1])) {
+			i++;
+			continue;
+		}
+		for (int w = 0; w < 2; w++)
+			if (p->out_fd[w] >= 0) {
+				struct moat_msg eof = { .type = MOAT_MSG_OUTPUT, .id = p->id };
+
+				eof.u.data.stream = (uint8_t)(w + 1);
+				agent_send(a, &eof);
+			}
+		struct moat_msg m = { .type = MOAT_MSG_EXITED, .id = p->id };
+		if (WIFSIGNALED(p->status)) {
+			m.u.exited.has_signal = true;
+			m.u.exited.signal = (uint32_t)WTERMSIG(p->status);
+		} else {
+			m.u.exited.has_status = true;
+			m.u.exited.status = (uint32_t)WEXITSTATUS(p->status);
+		}
+		agent_send(a, &m);
+		if (p->workload)
+			workload_ended(a, moat_proto_exit_code(&m.u.exited));
+		free_proc(a, p);
+	}
+}
+
+/* ---- the host's messages ------------------------------------------------------------------------- */
+
+static void on_start(struct agent *a, struct moat_msg *m)
+{
+	moat_error err = MOAT_ERROR_INIT;
+
+	if (a->started) {
+		agent_send_error(a, m->id, EBUSY, "START: the container was started already");
+		return;
+	}
+	a->started = true;
+	if (a->cfg.error[0] != '\0') {
+		agent_send_error(a, m->id, EINVAL, "START: %s", a->cfg.error);
+		workload_ended(a, 127);
+		return;
+	}
+	if (agent_setup_rootfs(&a->cfg, &m->u.start, &err) < 0) {
+		agent_send_error(a, m->id, err.code, "%s", err.msg);
+		moat_error_clear(&err);
+		workload_ended(a, 127);
+		return;
+	}
+	run_process(a, m->id, &m->u.start.process, m->u.start.has_winsize ? &m->u.start.winsize : NULL,
+		    true);
+}
+
+static void on_exec(struct agent *a, struct moat_msg *m)
+{
+	if (!a->started || a->workload_over || a->stopping)
+		agent_send_error(a, m->id, ESRCH, "EXEC: the container is not running");
+	else if (find_proc(a, m->id) != NULL)
+		agent_send_error(a, m->id, EEXIST, "EXEC: process %u exists already", m->id);
+	else if (a->n_procs >= AGENT_MAX_PROCS)
+		agent_send_error(a, m->id, EAGAIN, "EXEC: %d processes already", AGENT_MAX_PROCS);
+	else
+		run_process(a, m->id, &m->u.exec.process,
+			    m->u.exec.has_winsize ? &m->u.exec.winsize : NULL, false);
+}
+
+static void on_process_message(struct agent *a, struct moat_msg *m)
+{
+	const char *what = moat_proto_type_name(m->type);
+	struct proc *p = find_proc(a, m->id);
+
+	if (p == NULL || p->failed) {
+		/* Stdin for a process that just ended is no one's fault. */
+		if (m->type != MOAT_MSG_STDIN)
+			agent_send_error(a, m->id, ESRCH, "%s: no process %u", what, m->id);
+		return;
+	}
+	switch (m->type) {
+	case MOAT_MSG_STDIN:
+		agent_queue_stdin(a, p, m->u.data.data, m->u.data.len);
+		break;
+	case MOAT_MSG_SIGNAL:
+		if (!p->reaped && kill(p->pid, (int)m->u.signal.signo) < 0)
+			agent_send_error(a, m->id, errno, "SIGNAL %u to process %u: %s",
+					 m->u.signal.signo, m->id, strerror(errno));
+		break;
+	case MOAT_MSG_RESIZE: {
+		struct winsize w = { .ws_row = m->u.resize.winsize.rows,
+				     .ws_col = m->u.resize.winsize.cols };
+
+		if (p->tty_fd < 0)
+			agent_send_error(a, m->id, ENOTTY, "RESIZE: process %u has no terminal", m->id);
+		else if (ioctl(p->tty_fd, TIOCSWINSZ, &w) < 0)
+			agent_send_error(a, m->id, errno, "RESIZE: %s", strerror(errno));
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void stop(struct agent *a)
+{
+	if (a->stopping)
+		return;
+	a->stopping = true;
+	a->deadline = agent_now_ms() + AGENT_STOP_FLUSH_MS;
+	kill(-1, SIGKILL);
+}
+
+static void dispatch(struct agent *a, struct moat_msg *m)
+{
+	switch (m->type) {
+	case MOAT_MSG_START:
+		on_start(a, m);
+		break;
+	case MOAT_MSG_EXEC:
+		on_exec(a, m);
+		break;
+	case MOAT_MSG_SHUTDOWN:
+		stop(a);
+		break;
+	default:
+		on_process_message(a, m);
+		break;
+	}
+}
+
+/* Every whole frame in a->inb. */
+static void handle_input(struct agent *a)
+{
+	if (a->input_broken)
+		a->inb.len = 0;
+	while (a->inb.len > 0) {
+		moat_error err = MOAT_ERROR_INIT;
+		struct moat_msg m;
+		size_t used;
+		int r = moat_proto_decode(MOAT_PEER_HOST, a->inb.data, a->inb.len, &used, &m, &err);
+
+		if (r == 0)
+			return;
+		if (r < 0) {
+			agent_send_error(a, 0, 0, "%s", err.msg);
+			moat_error_clear(&err);
+			if (used == 0) {
+				/* The framing is lost: nothing the host sends can be
+				 * read any more, SHUTDOWN included. The workload goes;
+				 * the guest goes when the host closes its end. */
+				a->inb.len = 0;
+				a->input_broken = true;
+				kill(-1, SIGKILL);
+				return;
+			}
+		} else {
+			dispatch(a, &m);
+			moat_msg_clear(&m);
+		}
+		moat_buf_consume(&a->inb, used);
+	}
+}
+
+/* ---- the loop ------------------------------------------------------------------------------------ */
+
+enum role { ROLE_PORT, ROLE_SIGNALS, ROLE_REPORT, ROLE_STDOUT, ROLE_STDERR, ROLE_STDIN };
+
+struct watch {
+	struct proc *p;
+	enum role role;
+};
+
+#define MAX_WATCHES (2 + 4 * AGENT_MAX_PROCS)
+
+static void add_watch(struct pollfd *pfd, struct watch *w, size_t *n, int fd, short events,
+		      struct proc *p, enum role role)
+{
+	pfd[*n] = (struct pollfd){ fd, events, 0 };
+	w[*n] = (struct watch){ p, role };
+	(*n)++;
+}
+
+static size_t build_watches(struct agent *a, struct pollfd *pfd, struct watch *w)
+{
+	size_t n = 0;
+	short port_events = 0;
+
+	if (a->out.len < AGENT_OUT_LIMIT)
+		port_events |= POLLIN;
+	if (a->out.len > 0)
+		port_events |= POLLOUT;
+	add_watch(pfd, w, &n, a->port, port_events, NULL, ROLE_PORT);
+	add_watch(pfd, w, &n, a->sigfd, POLLIN, NULL, ROLE_SIGNALS);
+	for (size_t i = 0; i < a->n_procs; i++) {
+		struct proc *p = a->procs[i];
+
+		if (p->err_fd >= 0) {
+			/* Output only after STARTED: the report comes first. */
+			add_watch(pfd, w, &n, p->err_fd, POLLIN, p, ROLE_REPORT);
+			continue;
+		}
+		if (a->out.len < AGENT_OUT_HIGH) {
+			if (p->out_fd[0] >= 0)
+				add_watch(pfd, w, &n, p->out_fd[0], POLLIN, p, ROLE_STDOUT);
+			if (p->out_fd[1] >= 0)
+				add_watch(pfd, w, &n, p->out_fd[1], POLLIN, p, ROLE_STDERR);
+		}
+		if (p->in_fd >= 0 && p->in.len > 0)
+			add_watch(pfd, w, &n, p->in_fd, POLLOUT, p, ROLE_STDIN);
+	}
+	return n;
+}
+
+/* The next time something is due: a drain that ends, or the power off. */
+static int next_timeout(struct agent *a)
+{
+	uint64_t now = agent_now_ms(), next = UINT64_MAX;
+
+	if (a->stopping)
+		next = a->deadline;
+	/* A drain that is over but still has bytes to relay waits on its fd. */
+	for (size_t i = 0; i < a->n_procs; i++) {
+		uint64_t t = a->procs[i]->reaped_at + AGENT_DRAIN_MS;
+
+		if (a->procs[i]->reaped && t > now && t < next)
+			next = t;
+	}
+	if (next == UINT64_MAX)
+		return -1;
+	return next <= now ? 0 : (int)(next - now + 1);
+}
+
+/* Stopping: once everyone is gone and all is written, or time is up. */
+static bool done(struct agent *a)
+{
+	if (!a->stopping)
+		return false;
+	return agent_now_ms() >= a->deadline || (a->n_procs == 0 && a->out.len == 0);
+}
+
+static void handle_events(struct agent *a, struct pollfd *pfd, struct watch *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct proc *p = w[i].p;
+		short re = pfd[i].revents;
+
+		if (re == 0)
+			continue;
+		switch (w[i].role) {
+		case ROLE_PORT:
+			if ((re & (POLLIN | POLLHUP)) && agent_read_port(a) < 0) {
+				agent_log("the host closed the port");
+				a->out.len = 0;
+				stop(a);
+				a->deadline = agent_now_ms();
+			}
+			handle_input(a);
+			if (re & POLLOUT)
+				agent_flush(a);
+			break;
+		case ROLE_SIGNALS:
+			reap(a);
+			break;
+		case ROLE_REPORT:
+			check_report(a, p);
+			break;
+		case ROLE_STDOUT:
+		case ROLE_STDERR:
+			/* Others in this pass may have filled the queue: wait. */
+			if (a->out.len < AGENT_OUT_HIGH)
+				agent_relay_output(a, p, w[i].role == ROLE_STDOUT ? 0 : 1);
+			break;
+		case ROLE_STDIN:
+			agent_write_stdin(a, p);
+			break;
+		}
+	}
+}
+
+/* Processes are freed only in finish_processes, between passes, so every
+ * watch of a pass points at a live one (a message may close one of its fds:
+ * the handlers look at the process's fds, not the watch's). */
+static void loop(struct agent *a)
+{
+	static struct pollfd pfd[MAX_WATCHES];
+	static struct watch w[MAX_WATCHES];
+
+	while (!done(a)) {
+		size_t n = build_watches(a, pfd, w);
+		int r = poll(pfd, n, next_timeout(a));
+
+		if (r < 0 && errno != EINTR) {
+			agent_log("poll: %m");
+			agent_sleep_ms(10);
+		}
+		if (r > 0)
+			handle_events(a, pfd, w, n);
+		finish_processes(a);
+		agent_flush(a);
+	}
+}
+
+static int setup_signals(void)
+{
+	sigset_t set;
+
+	/* PID 1 gets no signal it has no handler for; SIGCHLD comes through a
+	 * signalfd, and a write to a closed pipe is an error, not a signal. */
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+static void send_ready(struct agent *a)
+{
+	struct utsname u;
+	char release[MOAT_PROTO_MAX_RELEASE + 1];
+	struct moat_msg m = { .type = MOAT_MSG_READY, .u.ready.version = MOAT_PROTO_VERSION };
+
+	if (uname(&u) < 0)
+		snprintf(u.release, sizeof(u.release), "unknown");
+	moat_proto_sanitize_text(release, sizeof(release), u.release);
+	m.u.ready.release = release[0] ? release : "unknown";
+	agent_send(a, &m);
+}
+
+int main(void)
+{
+	static struct agent a = { .port = -1, .sigfd = -1, .debug_port_fd = -1 };
+	moat_error err = MOAT_ERROR_INIT;
+
+	if (getpid() != 1) {
+		fprintf(stderr, "moat-agent: runs only as PID 1 of a moat microVM\n");
+		return 1;
+	}
+	umask(0);
+	/* /proc/1/fd (the port) stays out of reach of a container's root
+	 * without CAP_SYS_PTRACE; processes it starts are dumpable again
+	 * after their execve. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (agent_mount_base(&err) < 0) {
+		agent_log("%s", err.msg);
+		agent_power_off(&a);
+	}
+	log_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	agent_fill_stdio();
+	agent_parse_cmdline(&a.cfg);
+	agent_prepare_exit(&a);
+	a.cap_last = agent_read_cap_last();
+	a.sigfd = setup_signals();
+	if (a.sigfd < 0) {
+		agent_log("signalfd: %m");
+		agent_power_off(&a);
+	}
+	a.port = agent_open_port(&a.cfg);
+	if (a.port < 0 || agent_wait_for_host(a.port) < 0)
+		agent_power_off(&a);
+	send_ready(&a);
+	/* START will be refused with it too; the host decides what next. */
+	if (a.cfg.error[0] != '\0')
+		agent_send_error(&a, 0, EINVAL, "%s", a.cfg.error);
+	agent_flush(&a);
+	loop(&a);
+	agent_note("powering off (queued %zu bytes, %zu processes)", a.out.len, a.n_procs);
+	agent_power_off(&a);
+}

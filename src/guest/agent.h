@@ -1,0 +1,175 @@
+/* moat: the guest agent, PID 1 of a moat microVM.
+ *
+ * It boots the guest's user space (devtmpfs, proc, sysfs), finds the
+ * virtio-serial port `moat.0`, says READY, and then does what the host's
+ * supervisor asks in the protocol of proto.h: set up the container's rootfs
+ * and run its workload (START), run more processes in it (EXEC), relay their
+ * stdio, forward signals and terminal sizes, report how they end, and power
+ * the guest off when the host says SHUTDOWN (after the workload's EXITED) or
+ * closes its end.
+ *
+ * Files, one concern each:
+ *   agent.c          main, the event loop, the host's messages, the processes
+ *   agent-boot.c     the kernel command line, finding the port, powering off
+ *   agent-io.c       the port: frames in and out; stdio relay; stdin credit
+ *   agent-mounts.c   rootfs, the config's mounts, /dev, switching root
+ *   agent-process.c  making a process as the spec says, up to execve
+ *
+ * The guest is the sandbox: the agent runs as root with every capability
+ * and uses no namespaces of its own; the container's processes run under
+ * the credentials, capabilities, limits and seccomp filter the host sent.
+ */
+#ifndef MOAT_GUEST_AGENT_H
+#define MOAT_GUEST_AGENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "proto.h"
+
+/* The agent's own limits, with their reasons. */
+enum {
+	/* Processes (the workload and exec'd ones) known at once: bounds the
+	 * table and the fds polled; a container needing more execs at once
+	 * is not one moat serves. */
+	AGENT_MAX_PROCS = 256,
+	/* Output queued for the host above which the agent stops reading the
+	 * processes' output: a host that does not read stops the workload at
+	 * its next write instead of filling the guest's memory. (The port's
+	 * virtqueue holds up to 128 writes of 32 KiB on top of this.) */
+	AGENT_OUT_HIGH = 256 << 10,
+	/* Above this (replies and errors only get past AGENT_OUT_HIGH) the
+	 * agent stops reading the port too, so a host that sends but never
+	 * reads cannot grow the queue without bound. */
+	AGENT_OUT_LIMIT = 4 << 20,
+	/* How long a process that has exited may keep its output open (a
+	 * background child holding it) before EXITED is sent anyway. What it
+	 * wrote before it exited is relayed first, however long the host
+	 * takes to read it. */
+	AGENT_DRAIN_MS = 2000,
+	/* After SHUTDOWN: how long what is queued for the host may take to
+	 * go before the guest powers off anyway. */
+	AGENT_STOP_FLUSH_MS = 1000,
+	/* How long to wait for the host to connect to the port at boot. */
+	AGENT_CONNECT_WAIT_MS = 60000,
+	/* How long to wait for the port's device node at boot. */
+	AGENT_PORT_WAIT_MS = 5000,
+	/* Stdin bytes consumed before a CREDIT is sent (also sent whenever a
+	 * process's stdin queue empties). */
+	AGENT_CREDIT_BATCH = 16 << 10,
+};
+
+enum agent_rootfs_type {
+	ROOTFS_VIRTIOFS,
+	ROOTFS_9P,
+};
+
+/* From the kernel command line (moat.*). */
+struct agent_config {
+	char port[256];          /* moat.port=PATH; empty: find `moat.0` by name */
+	enum agent_rootfs_type rootfs; /* moat.rootfs=virtiofs|9p */
+	char tag[64];            /* moat.tag=, the rootfs share's tag; default moatroot */
+	bool debugexit;          /* moat.debugexit=1: leave through isa-debug-exit */
+	char error[256];         /* a bad moat.* option, reported after READY */
+};
+
+struct proc {
+	uint32_t id;
+	pid_t pid;
+	bool workload;
+	bool terminal;
+	int err_fd;    /* the child's setup report; EOF: it reached execve */
+	int out_fd[2]; /* stdout, stderr; with a terminal the pty master, -1 */
+	int in_fd;     /* stdin's pipe, or a dup of the pty master; -1 when closed */
+	int tty_fd;    /* the pty master, for RESIZE; -1 without a terminal */
+	struct moat_buf in; /* stdin the process has not read yet */
+	bool in_close;      /* close stdin once `in` is written */
+	uint32_t credit;    /* stdin consumed and not yet acknowledged */
+	bool started;       /* STARTED sent */
+	bool failed;        /* setup failed: ERROR sent, and no EXITED */
+	bool reaped;
+	int status;         /* its wait status, once reaped */
+	uint64_t reaped_at; /* monotonic ms */
+	size_t pending[2];  /* output in the pipes when it was reaped, not relayed yet */
+};
+
+struct agent {
+	struct agent_config cfg;
+	int port;
+	int sigfd;
+	int cap_last;           /* the guest kernel's last capability */
+	struct moat_buf out;    /* frames for the host, not yet written */
+	struct moat_buf inb;    /* bytes from the host, not yet a whole frame */
+	struct proc *procs[AGENT_MAX_PROCS];
+	size_t n_procs;
+	bool started;           /* START was done */
+	bool workload_over;     /* the workload's EXITED (or ERROR) is queued */
+	bool input_broken;      /* the host's stream lost its framing: ignore it */
+	bool stopping;          /* SHUTDOWN, or the host went away */
+	uint64_t deadline;      /* once stopping, power off at this time (ms) */
+	int exit_code;          /* the workload's, for moat.debugexit */
+	bool has_acpi;          /* the guest can power off (else it reboots) */
+	int debug_port_fd;      /* /dev/port, for moat.debugexit without ioperm */
+};
+
+/* agent.c */
+uint64_t agent_now_ms(void);
+/* Something went wrong (always on the console). */
+void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* What happens, for whoever boots without `quiet`. */
+void agent_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* agent-boot.c: these look at the guest's own root, so they run at boot. */
+void agent_sleep_ms(long ms);
+void agent_fill_stdio(void);
+/* moat.* options; a bad one is kept in cfg->error for the host. */
+void agent_parse_cmdline(struct agent_config *cfg);
+/* The port's fd (non-blocking), or -1 when it never appeared. */
+int agent_open_port(const struct agent_config *cfg);
+int agent_wait_for_host(int port);
+int agent_read_cap_last(void);
+/* How the guest will end; refuses moat.debugexit without port access. */
+void agent_prepare_exit(struct agent *a);
+/* Flush what the host may still take, kill everything, sync, and end the
+ * guest (isa-debug-exit when asked). */
+__attribute__((noreturn)) void agent_power_off(struct agent *a);
+
+/* agent-io.c */
+/* Queue a frame for the host (the agent only builds valid ones: a failure
+ * is a bug, logged). */
+void agent_send(struct agent *a, const struct moat_msg *m);
+void agent_send_error(struct agent *a, uint32_t id, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Write what the port takes now. */
+void agent_flush(struct agent *a);
+/* Read from the port into a->inb. 0: read or nothing there; -EPIPE: the
+ * host is gone. */
+int agent_read_port(struct agent *a);
+/* Output became readable: relay one read as DATA (or EOF as empty DATA). */
+void agent_relay_output(struct agent *a, struct proc *p, int which);
+/* Stdin for the process, from DATA. */
+void agent_queue_stdin(struct agent *a, struct proc *p, const uint8_t *data, size_t len);
+/* Write queued stdin the process can take now; send CREDIT. */
+void agent_write_stdin(struct agent *a, struct proc *p);
+void agent_close_fd(int *fd);
+
+/* agent-mounts.c */
+/* At boot: /dev, /proc, /sys of the guest itself. */
+int agent_mount_base(moat_error *err);
+/* START: the rootfs, its mounts and /dev, hostname; then switch root into it. */
+int agent_setup_rootfs(const struct agent_config *cfg, const struct moat_msg_start *s,
+		       moat_error *err);
+
+/* agent-process.c */
+/* Check what the parent can check, then fork the process; the child reports
+ * its own failures on p->err_fd. */
+int agent_spawn(struct agent *a, struct proc *p, const struct moat_proto_process *spec,
+		const struct moat_proto_winsize *ws, moat_error *err);
+/* Read the child's setup report (p->err_fd is readable): 0 when it reached
+ * execve, 1 when it failed (msg and *ret_errno say why, errno 0 if none),
+ * -EAGAIN when there is nothing to read yet. Closes p->err_fd when done. */
+int agent_read_report(struct proc *p, char *msg, size_t size, int *ret_errno);
+
+#endif

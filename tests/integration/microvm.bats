@@ -1,0 +1,220 @@
+#!/usr/bin/env bats
+# microVM isolation (src/libmoat/vm/, src/guest/): the container's process runs under moat's
+# own guest kernel in QEMU's microvm machine, with QEMU jailed. Every test here uses the TCG
+# accelerator: these machines' /dev/kvm is a software nested KVM that cannot run a guest
+# kernel (shared notes), and moat refuses kvm on them.
+#
+# The guest kernel and the agent's initramfs come from MOAT_VM_DIR (tests/run-tests.sh
+# points it at the build tree; `make vm-kernel` builds the kernel).
+
+load helpers
+
+setup_file() {
+	moat_setup_file
+	: "${MOAT_VM_DIR:=$(dirname "$MOAT_BINARY")/vm}"
+	export MOAT_VM_DIR
+}
+
+setup() {
+	moat_setup
+	[[ -r $MOAT_VM_DIR/moat-guest-kernel ]] ||
+		skip "no guest kernel in $MOAT_VM_DIR (build it with make vm-kernel)"
+	[[ -r $MOAT_VM_DIR/moat-initramfs ]] ||
+		skip "no guest initramfs in $MOAT_VM_DIR (built by make)"
+	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is not installed"
+	make_bundle
+	# as engines write it: no user namespace (moat adds one, with the rootfs idmapped)
+	cfg_set '.annotations["moat.isolation"] = "microvm" | .annotations["moat.vm.accel"] = "tcg"
+		| .root.readonly = false | .linux.namespaces |= map(select(.type != "user"))
+		| del(.linux.uidMappings, .linux.gidMappings)'
+}
+
+guest_release() {
+	# the config fragment builds from Debian's linux-source-6.1
+	echo '^6\.1\.'
+}
+
+@test "microvm: output, stderr and exit codes come back from the guest" {
+	run_sh 'echo out; echo err >&2; exit 3'
+	assert_failure 3
+	assert_output out
+	assert_equal "$stderr" err
+	run_sh 'kill -9 $$'
+	assert_failure 137
+}
+
+@test "microvm: uname -r is the guest kernel's, not the host's" {
+	run_sh 'uname -r'
+	assert_success
+	assert_output --regexp "$(guest_release)"
+	[[ $output != "$(uname -r)" ]] || fail "the guest runs the host's kernel $output"
+}
+
+@test "microvm: files written in the guest appear in the rootfs, and the other way round" {
+	# (the config mounts a tmpfs of the guest's own on /tmp: this goes through /srv)
+	mkdir -p "$BUNDLE/rootfs/srv"
+	echo from-host >"$BUNDLE/rootfs/srv/host-file"
+	run_sh 'cat /srv/host-file; echo from-guest >/srv/guest-file'
+	[[ $status == 0 ]] || fail "status $status: $stderr"
+	assert_output from-host
+	assert_equal "$(cat "$BUNDLE/rootfs/srv/guest-file")" from-guest
+}
+
+@test "microvm: the host's processes are invisible in the guest" {
+	run_sh 'cat /proc/[0-9]*/comm'
+	assert_success
+	assert_line cat
+	# none of the host's: not this test, not moat, not QEMU
+	refute_line --regexp '^(bash|bats.*|moat|qemu-system.*|timeout)$'
+	# user space is the agent and the workload's few; the rest are the guest kernel's threads
+	run_sh 'for p in /proc/[0-9]*; do head -c1 $p/cmdline; done | wc -c'
+	assert_success
+	((output <= 6)) || fail "$output user processes in the guest"
+}
+
+@test "microvm: the config's user and moat's default seccomp profile apply inside the guest" {
+	cfg_set '.process.user = {uid: 1000, gid: 1000}'
+	run_sh 'id -u; id -g; unshare -U true 2>&1; grep -E "^(NoNewPrivs|Seccomp):" /proc/self/status'
+	assert_success
+	assert_line --index 0 1000
+	assert_line --index 1 1000
+	assert_line --index 2 'unshare: unshare(0x10000000): Function not implemented'
+	assert_line --regexp '^NoNewPrivs:[[:space:]]+1$'
+	assert_line --regexp '^Seccomp:[[:space:]]+2$'
+}
+
+@test "microvm: moat kill reaches the workload; moat state shows the isolation and accelerator" {
+	cfg_sh 'trap "echo got TERM; exit 7" TERM; echo ready; while :; do sleep 1; done'
+	moat_run_detached
+	wait_for_output ready
+	run state_of
+	assert_success
+	assert_equal "$(jq -r '.annotations["moat.isolation"], .annotations["moat.vm.accel"]' <<<"$output" | tr '\n' ' ')" 'microvm tcg '
+	moat kill "$CID" TERM
+	retry grep -q 'got TERM' "$(out_file)"
+	wait_for_status stopped
+}
+
+@test "microvm: exec runs in the guest, with exit codes, stdin and --detach" {
+	cfg_sh 'echo ready; while :; do sleep 1; done'
+	moat_run_detached
+	wait_for_output ready
+	run_moat exec "$CID" sh -c 'uname -r; exit 5'
+	assert_failure 5
+	assert_output --regexp "$(guest_release)"
+	run bash -c "echo piped | '$MOAT_BINARY' --root '$MOAT_ROOT' exec '$CID' cat"
+	assert_success
+	assert_output piped
+	run_moat exec --detach --pid-file "$TEST_DIR/exec.pid" "$CID" sh -c 'sleep 1; exit 4'
+	assert_success
+	local pid
+	pid=$(cat "$TEST_DIR/exec.pid")
+	# the pid is a host process that lives as long as the guest process, then exits with its code
+	process_alive "$pid"
+	run_moat exec "$CID" /no/such/program
+	assert_moat_error 'exec /no/such/program: No such file or directory'
+}
+
+@test "microvm: exec --tty gets a terminal of the guest's, sized as the caller's" {
+	cfg_sh 'echo ready; while :; do sleep 1; done'
+	moat_run_detached
+	wait_for_output ready
+	run script -qec "stty rows 33 cols 101; '$MOAT_BINARY' --root '$MOAT_ROOT' exec --tty '$CID' sh -c 'tty; stty size'" /dev/null
+	assert_success
+	assert_output --partial /dev/pts/
+	assert_output --partial '33 101'
+}
+
+@test "microvm: QEMU runs jailed: an unprivileged uid, no capabilities, no view of the host's files" {
+	cfg_sh 'echo ready; while :; do sleep 1; done'
+	moat_run_detached
+	wait_for_output ready
+	local qemu
+	qemu=$(pgrep -P "$(host_pid)" qemu-system)
+	[[ -n $qemu ]] || fail "no QEMU under the supervisor"
+	run grep -E '^(Uid|CapEff|CapPrm|CapBnd|NoNewPrivs|Seccomp):' "/proc/$qemu/status"
+	assert_line --regexp '^Uid:[[:space:]]+([1-9][0-9]{4,})'
+	refute_line --regexp '^Uid:[[:space:]]+0[[:space:]]'
+	assert_line --regexp '^CapEff:[[:space:]]+0000000000000000$'
+	assert_line --regexp '^CapBnd:[[:space:]]+0000000000000000$'
+	assert_line --regexp '^NoNewPrivs:[[:space:]]+1$'
+	assert_line --regexp '^Seccomp:[[:space:]]+2$'
+	for p in home root etc/shadow etc/passwd var; do
+		[[ ! -e /proc/$qemu/root/$p ]] || fail "QEMU's root has /$p"
+	done
+	[[ -e /proc/$qemu/root/rootfs/bin/busybox ]] || fail "QEMU's root has no rootfs to share"
+}
+
+@test "microvm: delete --force of a running VM leaves no process, socket, mount or cgroup" {
+	cfg_sh 'echo ready; while :; do sleep 1; done'
+	moat_run_detached
+	wait_for_output ready
+	local init qemu
+	init=$(host_pid)
+	qemu=$(pgrep -P "$init" qemu-system)
+	moat delete --force "$CID"
+	retry process_gone "$init"
+	retry process_gone "$qemu"
+	assert_no_residue "$CID"
+	[[ ! -e $MOAT_ROOT/$CID ]] || fail "the state directory (and its exec socket) remains"
+}
+
+@test "microvm: a missing guest kernel fails create with one line naming it, and nothing is left" {
+	MOAT_VM_DIR=$TEST_DIR/empty
+	mkdir -p "$MOAT_VM_DIR"
+	run_moat create --bundle "$BUNDLE" "$CID"
+	assert_moat_error "^moat: microvm: the guest kernel $TEST_DIR/empty/moat-guest-kernel \\(build it with .make vm-kernel. and install moat\\): No such file or directory\$"
+	assert_no_residue "$CID"
+}
+
+@test "microvm: a missing QEMU fails create with one line naming the package" {
+	cfg_args true
+	run unshare -m --propagation private bash -c "mount --bind /dev/null /usr/bin/qemu-system-x86_64 &&
+		'$MOAT_BINARY' --root '$MOAT_ROOT' create --bundle '$BUNDLE' '$CID' 2>&1"
+	assert_failure
+	assert_output "moat: microvm: /usr/bin/qemu-system-x86_64 (install Debian's qemu-system-x86): Permission denied"
+	assert_no_residue "$CID"
+}
+
+@test "microvm: kvm is refused on a host without hardware virtualization, naming tcg" {
+	if grep -qw -e vmx -e svm /proc/cpuinfo && [[ ! -e /sys/module/kvm_pvm ]]; then
+		skip "this host has hardware virtualization"
+	fi
+	cfg_set '.annotations["moat.vm.accel"] = "kvm"'
+	run_moat create --bundle "$BUNDLE" "$CID"
+	assert_moat_error 'moat\.vm\.accel=kvm: this host.s CPU has no hardware virtualization.*ask for moat\.vm\.accel=tcg'
+	assert_no_residue "$CID"
+}
+
+@test "microvm: moat-vm runs every container as a microVM, whatever the annotation says" {
+	ln -s "$MOAT_BINARY" "$TEST_DIR/moat-vm"
+	cfg_set '.annotations["moat.isolation"] = "container"'
+	cfg_sh 'uname -r'
+	run "$TEST_DIR/moat-vm" --root "$MOAT_ROOT" run --bundle "$BUNDLE" "$CID"
+	assert_success
+	assert_output --regexp "$(guest_release)"
+}
+
+@test "microvm: the policy can make microVMs the default; a config may still ask for a container" {
+	printf '{"microvm": {"default": true, "accel": "tcg"}}\n' >"$TEST_DIR/policy.json"
+	MOAT_TEST_POLICY=$TEST_DIR/policy.json
+	cfg_set 'del(.annotations["moat.isolation"], .annotations["moat.vm.accel"])'
+	run_sh 'uname -r'
+	assert_success
+	assert_output --regexp "$(guest_release)"
+	cfg_set '.annotations["moat.isolation"] = "container"'
+	CID=$CID-c run_sh 'uname -r'
+	assert_success
+	assert_output "$(uname -r)"
+}
+
+@test "microvm: a network namespace with interfaces besides lo is refused: no guest networking yet" {
+	touch "$TEST_DIR/netns"
+	unshare --net="$TEST_DIR/netns" ip link add veth0 type veth peer name veth1
+	cfg_set '.linux.namespaces |= map(if .type == "network" then .path = $p else . end)' --arg p "$TEST_DIR/netns"
+	cfg_args true
+	run_moat run --bundle "$BUNDLE" "$CID"
+	umount "$TEST_DIR/netns"
+	assert_moat_error 'microvm: the network namespace has interface veth[01]; networking into the guest is not supported yet'
+	assert_no_residue "$CID"
+}
