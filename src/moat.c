@@ -74,7 +74,12 @@ static void print_help(FILE *out)
 		"  --criu PATH             accepted and ignored, as containerd's go-runc may\n"
 		"                          pass it; moat has no checkpoint/restore\n"
 		"  -v, --version           print the version and feature tags\n"
-		"  -h, --help              print this help; `moat COMMAND --help` for a command\n");
+		"  -h, --help              print this help; `moat COMMAND --help` for a command\n"
+		"\nInvoked as moat-vm (a symlink to moat), every container runs as a microVM\n"
+		"under moat's own guest kernel; with moat, a config asks for one with the\n"
+		"annotation moat.isolation=microvm (moat.vm.accel=kvm|tcg, moat.vm.cpus,\n"
+		"moat.vm.memory_mib). The guest kernel and initramfs come from\n"
+		PKGLIBDIR " (MOAT_VM_DIR overrides).\n");
 }
 
 int moat_usage_error(const char *cmd, const char *fmt, ...)

@@ -12,6 +12,7 @@
 #include "namespaces.h"
 #include "oci-features.h"
 #include "policy.h"
+#include "vm-select.h"
 #include "process-attrs.h"
 #include "syscall-filter.h"
 #include "utils.h"
@@ -116,6 +117,16 @@ static const struct {
 	  "rule[,rule...]: turn these policy rules off for this container, where the policy file "
 	  "lists them in containerMayRelax",
 	  true },
+	{ MOAT_ISOLATION_ANNOTATION,
+	  "container|microvm: run the container under a guest kernel of its own (ignored when "
+	  "invoked as moat-vm, which always does)",
+	  false },
+	{ MOAT_VM_ACCEL_ANNOTATION, "kvm|tcg: the microVM's accelerator (kvm needs vmx or svm)",
+	  false },
+	{ MOAT_VM_CPUS_ANNOTATION, "N: the microVM's vCPUs (default: from the CPU quota, else 1)",
+	  false },
+	{ MOAT_VM_MEMORY_ANNOTATION,
+	  "N: the microVM's memory in MiB (default: the memory limit less 64, else 256)", false },
 };
 
 /* "a,b,c" of the rules for which pick(p, rule) holds, or each rule=on|off with all. */
