@@ -125,6 +125,31 @@ guest_release() {
 	assert_output --partial '33 101'
 }
 
+@test "microvm: run --tty gives the workload a terminal of the guest's, sized as the caller's" {
+	cfg_set '.process.terminal = true'
+	cfg_sh 'tty; stty size; exit 6'
+	run script -qec "stty rows 31 cols 97; '$MOAT_BINARY' --root '$MOAT_ROOT' run --bundle '$BUNDLE' '$CID'; echo status=\$?" /dev/null
+	assert_output --partial /dev/pts/
+	assert_output --partial '31 97'
+	assert_output --partial status=6
+}
+
+@test "microvm: pause freezes the VM in the container's cgroup, resume thaws it" {
+	cfg_sh 'i=0; while :; do i=$((i+1)); echo $i >/srv/count; sleep 0.2; done'
+	mkdir -p "$BUNDLE/rootfs/srv"
+	moat_run_detached
+	retry test -s "$BUNDLE/rootfs/srv/count"
+	moat pause "$CID"
+	assert_equal "$(status_of)" paused
+	local a
+	a=$(cat "$BUNDLE/rootfs/srv/count")
+	sleep 1
+	assert_equal "$(cat "$BUNDLE/rootfs/srv/count")" "$a"
+	moat resume "$CID"
+	retry test "$(cat "$BUNDLE/rootfs/srv/count")" -gt "$a"
+	assert_equal "$(status_of)" running
+}
+
 @test "microvm: QEMU runs jailed: an unprivileged uid, no capabilities, no view of the host's files" {
 	cfg_sh 'echo ready; while :; do sleep 1; done'
 	moat_run_detached

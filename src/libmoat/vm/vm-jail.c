@@ -161,6 +161,9 @@ static void jail_mounts(struct oci_config *jail, const struct oci_config *user,
 	jail->mounts_len = 0;
 	ADD(jail, "/proc", "proc", "proc", "nosuid", "noexec", "nodev");
 	ADD(jail, "/dev", "tmpfs", "tmpfs", "nosuid", "noexec", "mode=755", "size=64k");
+	/* process.terminal: the supervisor's side of the terminal (the guest has its own) */
+	ADD(jail, "/dev/pts", "devpts", "devpts", "nosuid", "noexec", "newinstance",
+	    "ptmxmode=0666", "mode=0620");
 	ADD(jail, "/tmp", "tmpfs", "tmpfs", "nosuid", "nodev", "noexec", "mode=1777", "size=1m");
 	ADD(jail, "/usr", "bind", "/usr", "rbind", "ro", "nosuid", "nodev");
 	if (access("/etc/ld.so.cache", R_OK) == 0)
