@@ -29,6 +29,11 @@ setup() {
 		| del(.linux.uidMappings, .linux.gidMappings)'
 }
 
+# count_above N: the workload's counter in /srv/count has passed N.
+count_above() {
+	[[ $(cat "$BUNDLE/rootfs/srv/count") -gt $1 ]]
+}
+
 guest_release() {
 	# the config fragment builds from Debian's linux-source-6.1
 	echo '^6\.1\.'
@@ -146,7 +151,7 @@ guest_release() {
 	sleep 1
 	assert_equal "$(cat "$BUNDLE/rootfs/srv/count")" "$a"
 	moat resume "$CID"
-	retry test "$(cat "$BUNDLE/rootfs/srv/count")" -gt "$a"
+	retry count_above "$a"
 	assert_equal "$(status_of)" running
 }
 
