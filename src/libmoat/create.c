@@ -469,6 +469,7 @@ static int save_state(struct build *b, moat_error *err)
 	_cleanup_free_ char *json = NULL, *msg = NULL, *created = now_rfc3339();
 	struct oci_config *cfg = b->user_cfg ? b->user_cfg : b->cfg;
 	const char *isolation = moat_isolation_name(b->isolation.isolation);
+	struct oci_string_map *annotations = NULL;
 	struct moat_state st = {
 		.oci_version = cfg->oci_version, .id = (char *)b->o->id, .pid = b->init,
 		.pid_start = moat_pid_start_time(b->init), .bundle = b->bundle,
@@ -483,18 +484,25 @@ static int save_state(struct build *b, moat_error *err)
 
 	if (st.pid_start == 0)
 		return moat_error_msg(err, ESRCH, "the container init exited during setup");
-	/* What is in force, whatever the config asked: moat state shows it. */
-	oci_string_map_set(&cfg->annotations, MOAT_ISOLATION_ANNOTATION, isolation);
+	/* What is in force, whatever the config asked, is shown by moat state; the saved
+	 * config stays as it came. */
+	for (size_t i = 0; cfg->annotations != NULL && i < cfg->annotations->len; i++)
+		oci_string_map_set(&annotations, cfg->annotations->keys[i],
+				   cfg->annotations->values[i]);
+	oci_string_map_set(&annotations, MOAT_ISOLATION_ANNOTATION, isolation);
 	if (b->vm != NULL)
-		oci_string_map_set(&cfg->annotations, MOAT_VM_ACCEL_ANNOTATION,
+		oci_string_map_set(&annotations, MOAT_VM_ACCEL_ANNOTATION,
 				   moat_vm_accel_name(b->vm->vm.accel));
-	st.annotations = cfg->annotations;
+	st.annotations = annotations;
 	r = oci_config_generate(cfg, true, &json, &len, &msg);
 	if (r < 0)
-		return moat_error_set(err, -r, "config.json: %s", msg ? msg : "generate");
-	if (write_file_atomic_at(b->dirfd, MOAT_CONFIG_FILE, json, len, 0600, err) < 0 ||
-	    moat_state_write(b->dirfd, &st, err) < 0)
-		return moat_error_ret(err);
+		moat_error_set(err, -r, "config.json: %s", msg ? msg : "generate");
+	else if (write_file_atomic_at(b->dirfd, MOAT_CONFIG_FILE, json, len, 0600, err) < 0 ||
+		 moat_state_write(b->dirfd, &st, err) < 0)
+		r = moat_error_ret(err);
+	oci_string_map_free(annotations);
+	if (r < 0)
+		return r;
 	if (b->o->pid_file != NULL) {
 		len = (size_t)snprintf(pid, sizeof(pid), "%d", (int)b->init);
 		if (write_file_atomic_at(AT_FDCWD, b->o->pid_file, pid, len, 0644, err) < 0)
