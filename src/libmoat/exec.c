@@ -96,9 +96,15 @@ struct child_args {
 	int sync_fd;
 };
 
+/* With SCMP_ACT_NOTIFY, the process waits until moat has handed the listener its fd: if that
+ * fails, moat kills it before it runs anything. */
 static int load_seccomp(const struct child_args *c, moat_error *err)
 {
-	return moat_init_load_seccomp(c->seccomp, c->sync_fd, err);
+	if (moat_init_load_seccomp(c->seccomp, c->sync_fd, err) < 0)
+		return moat_error_ret(err);
+	if (c->seccomp != NULL && moat_seccomp_uses_notify(c->seccomp))
+		return moat_sync_expect(c->sync_fd, MOAT_SYNC_SECCOMP_PASSED, NULL, err);
+	return 0;
 }
 
 static int run_process(const struct child_args *c, moat_error *err)
@@ -218,7 +224,8 @@ static int settle(const struct moat_exec_opts *o, const struct target *t,
 	}
 	*ret_console = master;
 	if (seccomp != NULL && moat_seccomp_uses_notify(seccomp) &&
-	    pass_seccomp_listener(t, fd, pid, err) < 0)
+	    (pass_seccomp_listener(t, fd, pid, err) < 0 ||
+	     moat_sync_send(fd, MOAT_SYNC_SECCOMP_PASSED, 0, err) < 0))
 		return moat_error_ret(err);
 	/* EOF: the process has exec'd. A message here is its error. */
 	if (moat_sync_expect(fd, MOAT_SYNC_READY, NULL, err) < 0 && err->code != EPIPE)

@@ -20,6 +20,8 @@ enum moat_sync_type {
 	MOAT_SYNC_SECCOMP_FD,       /* init -> parent: the seccomp listener fd (SCMP_ACT_NOTIFY) */
 	MOAT_SYNC_MOUNT_FD,         /* parent -> init: value = mounts[] index, fd = its
 				     * idmapped source, before CGROUP_DONE */
+	MOAT_SYNC_SECCOMP_PASSED,   /* parent -> exec'd process: the listener has the fd; only
+				     * now may the process exec */
 };
 
 /* Long enough for a chained error naming two paths. */
