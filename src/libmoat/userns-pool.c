@@ -81,14 +81,14 @@ static int open_pool(int *ret_fd, moat_error *err)
 	return 0;
 }
 
-/* The state directory a loan names (NULL if unreadable). */
-static char *loan_owner(int poolfd, const char *name)
+/* The one line a loan or marker file holds, without its newline (NULL if unreadable). */
+static char *read_line(int dirfd, const char *name, size_t max)
 {
 	moat_error ignored = MOAT_ERROR_INIT;
 	char *data = NULL;
 	size_t len = 0;
 
-	if (read_file_at(poolfd, name, LOAN_MAX, &data, &len, &ignored) < 0) {
+	if (read_file_at(dirfd, name, max, &data, &len, &ignored) < 0) {
 		moat_error_clear(&ignored);
 		return NULL;
 	}
@@ -97,20 +97,16 @@ static char *loan_owner(int poolfd, const char *name)
 	return data;
 }
 
+/* The state directory a loan names. */
+static char *loan_owner(int poolfd, const char *name)
+{
+	return read_line(poolfd, name, LOAN_MAX);
+}
+
 /* The range recorded in a state directory, as its loan's name. */
 static char *marker_at(int dirfd)
 {
-	moat_error ignored = MOAT_ERROR_INIT;
-	char *data = NULL;
-	size_t len = 0;
-
-	if (read_file_at(dirfd, MOAT_IDPOOL_MARKER, 64, &data, &len, &ignored) < 0) {
-		moat_error_clear(&ignored);
-		return NULL;
-	}
-	if (len > 0 && data[len - 1] == '\n')
-		data[len - 1] = '\0';
-	return data;
+	return read_line(dirfd, MOAT_IDPOOL_MARKER, 64);
 }
 
 /* A loan is live while its state directory exists and records the same range. */

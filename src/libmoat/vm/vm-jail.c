@@ -31,23 +31,24 @@ int moat_vm_assets_find(struct moat_vm_assets *ret, moat_error *err)
 {
 	const char *dir = getenv("MOAT_VM_DIR");
 	struct moat_vm_assets a = { 0 };
+	int r = 0;
 
 	if (dir == NULL || dir[0] == '\0')
 		dir = PKGLIBDIR;
 	a.kernel = xasprintf("%s/" VM_KERNEL_NAME, dir);
 	a.initramfs = xasprintf("%s/" VM_INITRAMFS_NAME, dir);
 	if (access(MOAT_VM_JAIL_QEMU, X_OK) < 0)
-		moat_error_set(err, errno, "microvm: %s (install Debian's qemu-system-x86)",
-			       MOAT_VM_JAIL_QEMU);
+		r = moat_error_set(err, errno, "microvm: %s (install Debian's qemu-system-x86)",
+				   MOAT_VM_JAIL_QEMU);
 	else if (access(a.kernel, R_OK) < 0)
-		moat_error_set(err, errno, "microvm: the guest kernel %s (build it with `make "
-			       "vm-kernel` and install moat)", a.kernel);
+		r = moat_error_set(err, errno, "microvm: the guest kernel %s (build it with `make "
+				   "vm-kernel` and install moat)", a.kernel);
 	else if (access(a.initramfs, R_OK) < 0)
-		moat_error_set(err, errno, "microvm: the guest agent's initramfs %s (build and "
-			       "install moat)", a.initramfs);
-	if (err != NULL && err->msg != NULL) {
+		r = moat_error_set(err, errno, "microvm: the guest agent's initramfs %s (build and "
+				   "install moat)", a.initramfs);
+	if (r < 0) {
 		moat_vm_assets_free(&a);
-		return moat_error_ret(err);
+		return r;
 	}
 	*ret = a;
 	return 0;
