@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "mountinfo.h"
 #include "utils.h"
 
 #define DEFAULT_FSROOT "/sys/fs/cgroup"
@@ -247,52 +248,6 @@ const char *moat_cgroup_layout_name(enum moat_cgroup_layout layout)
 	return "unknown";
 }
 
-/* mountinfo escapes space, tab, newline and backslash in paths as \ooo. */
-static void unescape_octal(char *s)
-{
-	char *w = s;
-
-	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*w++ = (char)(((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
-			s += 4;
-		} else {
-			*w++ = *s++;
-		}
-	}
-	*w = '\0';
-}
-
-struct mount_entry {
-	const char *dev;    /* major:minor: one per hierarchy, shared by its bind mounts */
-	char *mnt;
-	const char *fstype;
-	const char *super;  /* super options: the v1 controllers */
-};
-
-/* "id parent maj:min root mountpoint options [optional...] - fstype source super" */
-static bool parse_mount_line(char *line, struct mount_entry *e)
-{
-	char *tok[32], *save = NULL, *t;
-	size_t n = 0, i;
-
-	for (t = strtok_r(line, " ", &save); t != NULL && n < MOAT_ARRAY_SIZE(tok);
-	     t = strtok_r(NULL, " ", &save))
-		tok[n++] = t;
-	for (i = 6; i < n; i++)
-		if (strcmp(tok[i], "-") == 0)
-			break;
-	if (i + 3 >= n)
-		return false;
-	e->dev = tok[2];
-	e->mnt = tok[4];
-	e->fstype = tok[i + 1];
-	e->super = tok[i + 3];
-	unescape_octal(e->mnt);
-	return true;
-}
-
 static bool at_or_below(const char *path, const char *root)
 {
 	size_t len = strlen(root);
@@ -358,9 +313,9 @@ static bool scan_seen(struct scan *s, const char *dev)
 
 static void scan_line(struct moat_cgroup *cg, struct scan *s, char *line)
 {
-	struct mount_entry e;
+	struct moat_mountinfo e;
 
-	if (!parse_mount_line(line, &e) || !at_or_below(e.mnt, fsroot()))
+	if (!moat_mountinfo_parse(line, &e) || !at_or_below(e.mnt, fsroot()))
 		return;
 	if (strcmp(e.fstype, "cgroup2") == 0) {
 		/* one cgroup2 hierarchy; the one at the fs root wins over e.g. <root>/unified */

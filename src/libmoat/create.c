@@ -125,7 +125,9 @@ static int apply_policy(struct build *b, moat_error *err)
 static int lend_host_ids(struct build *b, moat_error *err)
 {
 	struct oci_linux *lx = b->cfg->linux;
-	char root[PATH_MAX], text[200];
+	const char *added = oci_string_map_get(b->policy_changes, MOAT_POLICY_CHANGE_AUTO_USERNS);
+	bool cgroupns = added != NULL && strstr(added, MOAT_POLICY_AUTO_CGROUPNS) != NULL;
+	char root[PATH_MAX], text[320];
 	uint32_t host;
 
 	if (realpath(b->o->root, root) == NULL)
@@ -137,8 +139,9 @@ static int lend_host_ids(struct build *b, moat_error *err)
 	lx->gid_mappings[0]->host_id = host;
 	snprintf(text, sizeof(text),
 		 "user namespace added: container ids 0-%u are host ids %u-%u (lent from the "
-		 "pool), rootfs and bind mounts idmapped",
-		 b->pool.ids - 1, host, host + (b->pool.ids - 1));
+		 "pool), rootfs and bind mounts idmapped%s",
+		 b->pool.ids - 1, host, host + (b->pool.ids - 1),
+		 cgroupns ? MOAT_POLICY_AUTO_CGROUPNS : "");
 	oci_string_map_set(&b->policy_changes, MOAT_POLICY_CHANGE_AUTO_USERNS, text);
 	return 0;
 }
@@ -321,6 +324,8 @@ static int make_idmapped_sources(struct build *b, moat_error *err)
 	_cleanup_close_ int bundle = -1, userns = -1;
 	size_t i, n = b->cfg->mounts_len;
 	char path[64];
+	/* the host id of the container's root: the automatic namespace maps it first */
+	uid_t root_id = b->auto_userns ? b->cfg->linux->uid_mappings[0]->host_id : 0;
 
 	bool any = b->auto_userns;
 
@@ -340,11 +345,11 @@ static int make_idmapped_sources(struct build *b, moat_error *err)
 	for (i = 0; i < n; i++) {
 		if (wants_idmap(b, b->cfg->mounts[i]) &&
 		    moat_mount_idmap_source(bundle, b->cfg->mounts[i], i, userns, b->auto_userns,
-					    &b->idmapped[i], err) < 0)
+					    root_id, &b->idmapped[i], err) < 0)
 			return b->auto_userns ? auto_userns_failed(b, err) : moat_error_ret(err);
 	}
 	if (b->auto_userns &&
-	    moat_mount_idmap_rootfs(init_root(b), userns, &b->idmapped[n], err) < 0)
+	    moat_mount_idmap_rootfs(init_root(b), userns, root_id, &b->idmapped[n], err) < 0)
 		return auto_userns_failed(b, err);
 	return 0;
 }

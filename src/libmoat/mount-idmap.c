@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "mount-options.h"
+#include "overlay-idmap.h"
 #include "userns.h"
 #include "utils.h"
 
@@ -69,7 +70,7 @@ static int map_clone(struct moat_mount_src *src, int userns, bool recursive, con
 }
 
 static int make_source(int dirfd, const struct oci_mount *m, const struct moat_mount_opts *o,
-		       int container_userns, int *ret_fd, moat_error *err)
+		       int container_userns, uid_t root_id, int *ret_fd, moat_error *err)
 {
 	struct moat_mount_src src = MOAT_MOUNT_SRC_INIT;
 	_cleanup_close_ int userns = -1;
@@ -82,6 +83,10 @@ static int make_source(int dirfd, const struct oci_mount *m, const struct moat_m
 		return moat_error_msg(err, EINVAL, "bind: source is required");
 	if (!moat_mount_new_api())
 		return moat_error_msg(err, ENOSYS, "idmap: needs the new mount API (Linux 5.12)");
+	/* forced on an engine's overlay (a microVM's rootfs is a bind in its jail) */
+	if (!o->idmap && m->uid_mappings_len == 0 && m->source[0] == '/' &&
+	    moat_overlay_is_root(m->source))
+		return moat_overlay_idmap(m->source, container_userns, root_id, ret_fd, err);
 	if (mapping_userns(m, container_userns, &userns, err) < 0 ||
 	    moat_mount_src_open(dirfd, m->source, o->is_recursive, &src, err) < 0 ||
 	    map_clone(&src, userns, recursive, m->source, err) < 0)
@@ -91,7 +96,8 @@ static int make_source(int dirfd, const struct oci_mount *m, const struct moat_m
 }
 
 int moat_mount_idmap_source(int dirfd, const struct oci_mount *m, size_t idx,
-			    int container_userns, bool force, int *ret_fd, moat_error *err)
+			    int container_userns, bool force, uid_t root_id, int *ret_fd,
+			    moat_error *err)
 {
 	struct moat_mount_opts o;
 	int r;
@@ -101,14 +107,14 @@ int moat_mount_idmap_source(int dirfd, const struct oci_mount *m, size_t idx,
 		return 0;
 	r = moat_mount_opts_parse(m->options, m->options_len, &o, err);
 	if (r == 0)
-		r = make_source(dirfd, m, &o, container_userns, ret_fd, err);
+		r = make_source(dirfd, m, &o, container_userns, root_id, ret_fd, err);
 	moat_mount_opts_release(&o);
 	if (r < 0)
 		return moat_error_prefix(err, "mounts[%zu] (%s)", idx, m->destination);
 	return 0;
 }
 
-int moat_mount_idmap_rootfs(const char *path, int container_userns, int *ret_fd,
+int moat_mount_idmap_rootfs(const char *path, int container_userns, uid_t root_id, int *ret_fd,
 			    moat_error *err)
 {
 	struct moat_mount_src src = MOAT_MOUNT_SRC_INIT;
@@ -116,6 +122,11 @@ int moat_mount_idmap_rootfs(const char *path, int container_userns, int *ret_fd,
 	if (!moat_mount_new_api())
 		return moat_error_msg(err, ENOSYS,
 				      "root.path: idmap: needs the new mount API (Linux 5.12)");
+	/* an engine's rootfs: an overlay cannot be idmapped, its layers can */
+	if (moat_overlay_is_root(path))
+		return moat_overlay_idmap(path, container_userns, root_id, ret_fd, err) < 0
+			       ? moat_error_prefix(err, "root.path")
+			       : 0;
 	if (moat_mount_src_open(AT_FDCWD, path, true, &src, err) < 0 ||
 	    map_clone(&src, container_userns, true, path, err) < 0)
 		return moat_error_prefix(err, "root.path");

@@ -8,6 +8,7 @@
 #define MOAT_MOUNT_IDMAP_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "mount.h"
@@ -19,14 +20,19 @@ bool moat_mount_wants_idmap(const struct oci_mount *m);
 /* For mounts[idx], a detached idmapped clone of its source (resolved from dirfd, the bundle).
  * The ids are mapped through the mount's own uidMappings/gidMappings when it has them, else
  * through container_userns (an fd of the container's user namespace, -1 when it has none).
- * force: idmap every bind mount (the automatic user namespace), an rbind recursively.
- * *ret_fd is -1 when m wants no idmap. Errors read "mounts[2] (/data): idmap: ...". */
+ * force: idmap every bind mount (the automatic user namespace), an rbind recursively, an
+ * overlay mount's root as an overlay of idmapped layers (container_userns's root is root_id
+ * on the host). *ret_fd is -1 when m wants no idmap. Errors read "mounts[2] (/data): idmap:
+ * ...". */
 int moat_mount_idmap_source(int dirfd, const struct oci_mount *m, size_t idx,
-			    int container_userns, bool force, int *ret_fd, moat_error *err);
+			    int container_userns, bool force, uid_t root_id, int *ret_fd,
+			    moat_error *err);
 
 /* The root filesystem at path (absolute), cloned with its submounts and idmapped through
- * container_userns: the automatic user namespace's root. Errors start with "root.path". */
-int moat_mount_idmap_rootfs(const char *path, int container_userns, int *ret_fd,
+ * container_userns (whose root is root_id on the host): the automatic user namespace's root.
+ * An overlay, which cannot be idmapped, is made again on idmapped layers (overlay-idmap.h).
+ * Errors start with "root.path". */
+int moat_mount_idmap_rootfs(const char *path, int container_userns, uid_t root_id, int *ret_fd,
 			    moat_error *err);
 
 /* Take fd, made by moat_mount_idmap_source, as the bind source of m. */

@@ -398,6 +398,25 @@ static int check_user_in_range(struct judge *j, uint32_t ids)
 	return 0;
 }
 
+static bool mounts_cgroup(const struct oci_config *cfg)
+{
+	for (size_t i = 0; i < cfg->mounts_len; i++) {
+		const char *t = cfg->mounts[i]->type;
+
+		if (t != NULL && (strcmp(t, "cgroup") == 0 || strcmp(t, "cgroup2") == 0))
+			return true;
+	}
+	return false;
+}
+
+static void add_ns(struct oci_linux *lx, const char *type)
+{
+	lx->namespaces = xrealloc(lx->namespaces, (lx->namespaces_len + 2) * sizeof(*lx->namespaces));
+	lx->namespaces[lx->namespaces_len] = xcalloc(1, sizeof(struct oci_namespace));
+	lx->namespaces[lx->namespaces_len]->type = xstrdup(type);
+	lx->namespaces[++lx->namespaces_len] = NULL;
+}
+
 static struct oci_id_mapping **one_mapping(uint32_t host, uint32_t size)
 {
 	struct oci_id_mapping **v = xcalloc(2, sizeof(*v));
@@ -417,7 +436,8 @@ static int rule_auto_userns(struct judge *j)
 	struct oci_linux *lx;
 	size_t i;
 	const struct oci_namespace *ns = find_ns(j->cfg, "user", &i);
-	char text[160];
+	char text[256];
+	bool cgroupns;
 	int r;
 
 	if (ns != NULL) {
@@ -440,17 +460,20 @@ static int rule_auto_userns(struct judge *j)
 		return r;
 	if (lx == NULL)
 		lx = j->cfg->linux = xcalloc(1, sizeof(*lx));
-	lx->namespaces = xrealloc(lx->namespaces, (lx->namespaces_len + 2) * sizeof(*lx->namespaces));
-	lx->namespaces[lx->namespaces_len] = xcalloc(1, sizeof(struct oci_namespace));
-	lx->namespaces[lx->namespaces_len]->type = xstrdup("user");
-	lx->namespaces[++lx->namespaces_len] = NULL;
+	add_ns(lx, "user");
+	/* Engines on cgroup v1 share the host's cgroup namespace, and a user namespace may mount
+	 * cgroups only in a cgroup namespace of its own. */
+	cgroupns = mounts_cgroup(j->cfg) && find_ns(j->cfg, "cgroup", &i) == NULL;
+	if (cgroupns)
+		add_ns(lx, "cgroup");
 	lx->uid_mappings = one_mapping(pool->host_start, pool->ids);
 	lx->uid_mappings_len = 1;
 	lx->gid_mappings = one_mapping(pool->host_start, pool->ids);
 	lx->gid_mappings_len = 1;
 	snprintf(text, sizeof(text),
 		 "user namespace added: container ids 0-%u map to a host range lent from the "
-		 "pool, rootfs and bind mounts idmapped", pool->ids - 1);
+		 "pool, rootfs and bind mounts idmapped%s", pool->ids - 1,
+		 cgroupns ? MOAT_POLICY_AUTO_CGROUPNS : "");
 	change(j, MOAT_RULE_AUTO_USERNS, text);
 	return 0;
 }

@@ -307,6 +307,26 @@ static void remember(struct compile *c, int nr, bool conditional, uint32_t actio
 	c->given[c->n_given++] = (struct given){ nr, conditional, action, at };
 }
 
+/* A second rule of a syscall with another action, where one of the two has no args: libseccomp
+ * keeps the one without args (the first, when neither has args) and drops the other without a
+ * word. runc and crun get the same filter from the same profile, and engines' default profiles
+ * rely on it (Podman's allows setns and also lists it as EPERM without CAP_SYS_ADMIN), so moat
+ * keeps libseccomp's choice and says which rule it ignores. */
+static void warn_clash(const struct compile *c, size_t at, const char *name,
+		       const struct given *g, bool conditional)
+{
+	if (!g->conditional)
+		moat_error_warn(c->err, "linux.seccomp.syscalls[%zu]: the rule for \"%s\" is "
+				"ignored: syscalls[%zu] gives it another action %s (libseccomp "
+				"keeps that one, as under runc and crun)", at, name, g->entry,
+				conditional ? "for every call" : "first");
+	else
+		moat_error_warn(c->err, "linux.seccomp.syscalls[%zu]: the rule for \"%s\" applies "
+				"to every call, so its conditional rule in syscalls[%zu] with another "
+				"action is ignored (libseccomp keeps this one, as under runc and crun)",
+				at, name, g->entry);
+}
+
 static int add_rules(struct compile *c, size_t at, const char *name, int nr, uint32_t action,
 		     const struct scmp_arg_cmp *cmps, size_t rules, unsigned per_rule)
 {
@@ -315,11 +335,7 @@ static int add_rules(struct compile *c, size_t at, const char *name, int nr, uin
 	int rc;
 
 	if (g != NULL)
-		return moat_error_msg(c->err, EINVAL, "linux.seccomp.syscalls[%zu]: \"%s\" has "
-				      "another action in syscalls[%zu] and one of the two rules has "
-				      "no args: libseccomp would silently keep only %s", at, name,
-				      g->entry, !g->conditional && per_rule == 0 ? "the first"
-				      : "the one without args");
+		warn_clash(c, at, name, g, per_rule > 0);
 	for (r = 0; r < rules; r++) {
 		rc = seccomp_rule_add_array(c->sc->ctx, action, nr, per_rule, cmps + r * per_rule);
 		if (rc == -EEXIST)

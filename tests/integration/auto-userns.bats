@@ -281,3 +281,63 @@ loans_of() {
 	assert_equal "$(jq -r '.annotations["moat.policy.no-new-privileges"]' <<<"$output")" "set process.noNewPrivileges to true"
 	umount "$TEST_DIR/netns"
 }
+
+# Podman, containerd and Docker hand the runtime an overlay mount as the rootfs, and an overlay
+# cannot be idmapped. moat makes a new overlay of the same layers, each one idmapped.
+@test "auto-userns: an engine's overlay rootfs is made again on idmapped layers; the engine's mount is left as it was" {
+	local ov=$TEST_DIR/overlay
+	mkdir -p "$ov/lower" "$ov/layer/diff" "$ov/layer/work" "$ov/merged"
+	cp -a "$BUNDLE/rootfs/." "$ov/lower/"
+	mkdir "$ov/lower/owned"
+	chown 1000:1000 "$ov/lower/owned"
+	mount -t overlay overlay -o "lowerdir=$ov/lower,upperdir=$ov/layer/diff,workdir=$ov/layer/work" "$ov/merged"
+	cfg_set '.root.path = $r' --arg r "$ov/merged"
+	run_sh 'stat -c "%u:%g %n" /bin/busybox /owned; echo x >/etc/written; mkdir /made; stat -c "%u:%g" /etc/written; cat /proc/self/uid_map'
+	local merged_after
+	merged_after=$(findmnt -n -o FSTYPE "$ov/merged")
+	umount "$ov/merged"
+	assert_success
+	assert_line --index 0 '0:0 /bin/busybox'
+	assert_line --index 1 '1000:1000 /owned'
+	assert_line --index 2 0:0
+	assert_line --index 3 --regexp '^ +0 +[1-9][0-9]+ +65536$'
+	# the writes went to the engine's upper layer with the image's ids
+	assert_equal "$(stat -c '%u:%g' "$ov/layer/diff/etc/written")" 0:0
+	assert_equal "$(stat -c '%u:%g' "$ov/layer/diff/made")" 0:0
+	# the lower layer is untouched, the engine's overlay still mounted; moat's workdir
+	# is inside the engine's
+	[[ ! -e $ov/lower/etc/written ]] || fail "the write reached the lower layer"
+	assert_equal "$merged_after" overlay
+	[[ -d $ov/layer/work/moat ]] || fail "no moat workdir in the engine's workdir"
+}
+
+@test "auto-userns: an overlay rootfs with a mount inside it is refused, naming the mount" {
+	local ov=$TEST_DIR/overlay
+	mkdir -p "$ov/lower" "$ov/layer/diff" "$ov/layer/work" "$ov/merged"
+	cp -a "$BUNDLE/rootfs/." "$ov/lower/"
+	mount -t overlay overlay -o "lowerdir=$ov/lower,upperdir=$ov/layer/diff,workdir=$ov/layer/work" "$ov/merged"
+	mount -t tmpfs tmpfs "$ov/merged/tmp"
+	cfg_set '.root.path = $r' --arg r "$ov/merged"
+	cfg_args true
+	run_moat create --bundle "$BUNDLE" --pid-file "$(pid_file)" "$CID"
+	umount "$ov/merged/tmp" "$ov/merged"
+	assert_moat_error "^moat: auto-userns: root\\.path: overlay '$ov/merged': '$ov/merged/tmp' is mounted inside it: an overlay rootfs with submounts is not supported; moat does not run the container without its user namespace"
+	assert_no_residue "$CID"
+}
+
+# Engines on cgroup v1 keep the host's cgroup namespace and mount /sys/fs/cgroup; in a user
+# namespace cgroups can be mounted only in a cgroup namespace of the container's own.
+@test "auto-userns: a cgroup mount without a cgroup namespace gets one, and the state says so" {
+	cfg_set '.linux.namespaces |= map(select(.type != "cgroup"))
+		| .mounts += [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["ro", "nosuid", "noexec", "nodev"]}]'
+	cfg_args sleep 60
+	moat_create
+	moat start "$CID"
+	run_moat exec "$CID" sh -c 'grep -c ":/$" /proc/self/cgroup; ls /sys/fs/cgroup | grep -c .'
+	assert_success
+	assert_line --index 0 "$(grep -c . /proc/self/cgroup)"
+	refute_line --index 1 0
+	[[ $(readlink "/proc/$(host_pid "$CID")/ns/cgroup") != "$(readlink /proc/self/ns/cgroup)" ]] || fail "the container is in the host's cgroup namespace"
+	run state_of
+	assert_output --partial 'rootfs and bind mounts idmapped; cgroup namespace added (the config'"'"'s cgroup mount needs one in a user namespace)'
+}

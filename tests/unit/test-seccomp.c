@@ -1,6 +1,7 @@
 /* Unit tests for linux.seccomp (seccomp.c) and moat's default profile.
  *   - Compiling: every refusal names its JSON path in one line; names libseccomp does not
- *     know are skipped with a warning; rules libseccomp would silently drop are refused;
+ *     know are skipped with a warning; of two clashing rules libseccomp would keep one
+ *     without a word: moat keeps the same one and warns;
  *     repeated argument indexes become alternatives.
  *   - What a compiled filter decides, without loading it: a small interpreter runs the
  *     exported BPF program on a seccomp_data. For the default profile: every x86_64 syscall
@@ -282,20 +283,61 @@ static void test_errors_flags(void **state)
 	moat_error_clear(&err);
 }
 
-/* libseccomp keeps an unconditional rule and drops the others the syscall has: refused. */
-static void test_errors_silent_drops(void **state)
+/* Prepare json, which must compile with a warning containing want; its program. */
+static struct program expect_json_warning(const char *json, const char *want)
 {
-	expect_json_error(ONE_RULE("{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_LOG\"},"
-				   "{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_ERRNO\", \"args\": "
-				   "[{\"index\": 1, \"value\": 21522, \"op\": \"SCMP_CMP_EQ\"}]}"),
-			  "linux.seccomp.syscalls[1]: \"ioctl\" has another action in syscalls[0]");
-	expect_json_error(ONE_RULE("{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_ERRNO\", \"args\": "
-				   "[{\"index\": 1, \"value\": 21522, \"op\": \"SCMP_CMP_EQ\"}]},"
-				   "{\"names\": [\"getpid\", \"ioctl\"], \"action\": \"SCMP_ACT_LOG\"}"),
-			  "linux.seccomp.syscalls[1]: \"ioctl\" has another action in syscalls[0]");
-	expect_json_error(ONE_RULE("{\"names\": [\"getpid\"], \"action\": \"SCMP_ACT_LOG\"},"
-				   "{\"names\": [\"getpid\"], \"action\": \"SCMP_ACT_TRAP\"}"),
-			  "libseccomp would silently keep only the first");
+	moat_error err = MOAT_ERROR_INIT;
+	struct moat_seccomp *sc = prepare_json(json, &err);
+	struct program p;
+
+	if (sc == NULL)
+		fail_msg("error \"%s\", expected the warning \"%s\"", err.msg, want);
+	if (err.warn == NULL || strstr(err.warn, want) == NULL)
+		fail_msg("warnings \"%s\", expected \"%s\"", err.warn ? err.warn : "", want);
+	p = export_bpf(sc);
+	moat_seccomp_free(sc);
+	moat_error_clear(&err);
+	return p;
+}
+
+/* A syscall with rules of two actions, one of them without args: libseccomp keeps the one
+ * without args (the first, when neither has) and drops the other without a word, as runc and
+ * crun do with the same profile; moat keeps the same rule and says which one it ignores. */
+static void test_clashing_rules_warn(void **state)
+{
+	struct program p;
+
+	/* Podman's default profile: setns allowed, and EPERM "without CAP_SYS_ADMIN" after it */
+	p = expect_json_warning("{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"defaultErrnoRet\": 38, "
+				"\"syscalls\": ["
+				"{\"names\": [\"getpid\", \"setns\"], \"action\": \"SCMP_ACT_ALLOW\"},"
+				"{\"names\": [\"setns\"], \"action\": \"SCMP_ACT_ERRNO\", "
+				"\"errnoRet\": 1}]}",
+				"linux.seccomp.syscalls[1]: the rule for \"setns\" is ignored: "
+				"syscalls[0] gives it another action first");
+	expect_decision(&p, SYS_setns, 0, 0, 0, SECCOMP_RET_ALLOW);
+	free(p.insns);
+	/* a conditional rule after one without args */
+	p = expect_json_warning(ONE_RULE("{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_LOG\"},"
+					 "{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_ERRNO\", "
+					 "\"args\": [{\"index\": 1, \"value\": 21522, "
+					 "\"op\": \"SCMP_CMP_EQ\"}]}"),
+				"linux.seccomp.syscalls[1]: the rule for \"ioctl\" is ignored: "
+				"syscalls[0] gives it another action for every call");
+	expect_decision(&p, SYS_ioctl, 0, 21522, 0, SECCOMP_RET_LOG);
+	free(p.insns);
+	/* one without args after a conditional one: the later one wins */
+	p = expect_json_warning(ONE_RULE("{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_ERRNO\", "
+					 "\"args\": [{\"index\": 1, \"value\": 21522, "
+					 "\"op\": \"SCMP_CMP_EQ\"}]},"
+					 "{\"names\": [\"getpid\", \"ioctl\"], "
+					 "\"action\": \"SCMP_ACT_LOG\"}"),
+				"linux.seccomp.syscalls[1]: the rule for \"ioctl\" applies to every "
+				"call, so its conditional rule in syscalls[0] with another action is "
+				"ignored");
+	expect_decision(&p, SYS_ioctl, 0, 21522, 0, SECCOMP_RET_LOG);
+	free(p.insns);
+	/* the same args with two actions stays an error: libseccomp refuses it itself */
 	expect_json_error(ONE_RULE("{\"names\": [\"kill\"], \"action\": \"SCMP_ACT_LOG\", \"args\": "
 				   "[{\"index\": 1, \"value\": 9, \"op\": \"SCMP_CMP_EQ\"}]},"
 				   "{\"names\": [\"kill\"], \"action\": \"SCMP_ACT_TRAP\", \"args\": "
@@ -1052,7 +1094,7 @@ int main(void)
 		cmocka_unit_test(test_errors_errno_and_args),
 		cmocka_unit_test(test_errors_notify),
 		cmocka_unit_test(test_errors_flags),
-		cmocka_unit_test(test_errors_silent_drops),
+		cmocka_unit_test(test_clashing_rules_warn),
 		cmocka_unit_test(test_errors_too_many_alternatives),
 		cmocka_unit_test(test_unknown_names_warn),
 		cmocka_unit_test(test_repeated_index_alternatives),
