@@ -115,8 +115,10 @@ void moat_log_warn(const char *fmt, ...)
 {
 	va_list ap;
 
+	/* With --log, as runc does, warnings go only there: engines give a runtime the
+	 * container's own stdio, and a warning on it would read as the workload's output. */
 	va_start(ap, fmt);
-	log_message("warning", true, fmt, ap);
+	log_message("warning", log_fd < 0, fmt, ap);
 	va_end(ap);
 }
 

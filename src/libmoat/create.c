@@ -126,8 +126,9 @@ static int lend_host_ids(struct build *b, moat_error *err)
 {
 	struct oci_linux *lx = b->cfg->linux;
 	const char *added = oci_string_map_get(b->policy_changes, MOAT_POLICY_CHANGE_AUTO_USERNS);
-	bool cgroupns = added != NULL && strstr(added, MOAT_POLICY_AUTO_CGROUPNS) != NULL;
-	char root[PATH_MAX], text[320];
+	/* what else the rule changed follows its first "; " */
+	const char *more = added != NULL && strchr(added, ';') != NULL ? strchr(added, ';') : "";
+	char root[PATH_MAX], text[512];
 	uint32_t host;
 
 	if (realpath(b->o->root, root) == NULL)
@@ -140,8 +141,7 @@ static int lend_host_ids(struct build *b, moat_error *err)
 	snprintf(text, sizeof(text),
 		 "user namespace added: container ids 0-%u are host ids %u-%u (lent from the "
 		 "pool), rootfs and bind mounts idmapped%s",
-		 b->pool.ids - 1, host, host + (b->pool.ids - 1),
-		 cgroupns ? MOAT_POLICY_AUTO_CGROUPNS : "");
+		 b->pool.ids - 1, host, host + (b->pool.ids - 1), more);
 	oci_string_map_set(&b->policy_changes, MOAT_POLICY_CHANGE_AUTO_USERNS, text);
 	return 0;
 }

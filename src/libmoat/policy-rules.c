@@ -417,6 +417,27 @@ static void add_ns(struct oci_linux *lx, const char *type)
 	lx->namespaces[++lx->namespaces_len] = NULL;
 }
 
+/* Engines ask that every group may open ICMP sockets ("0 2147483647", Docker's default); the
+ * kernel takes only groups the namespace maps, so under the automatic one "every group" is
+ * its ids. Returns the new value, or NULL when the config's fits. */
+static const char *clamp_ping_groups(struct oci_config *cfg, uint32_t ids, char *buf, size_t size)
+{
+	struct oci_string_map *sysctl = cfg->linux ? cfg->linux->sysctl : NULL;
+	const char *key = "net.ipv4.ping_group_range";
+	const char *v = sysctl ? oci_string_map_get(sysctl, key) : NULL;
+	unsigned long lo, hi;
+	char end;
+
+	if (v == NULL || sscanf(v, "%lu %lu%c", &lo, &hi, &end) != 2 || hi < ids)
+		return NULL; /* a malformed value is the kernel's to refuse */
+	if (lo >= ids)
+		snprintf(buf, size, "1 0"); /* no group: the kernel's default */
+	else
+		snprintf(buf, size, "%lu %u", lo, ids - 1);
+	oci_string_map_set(&cfg->linux->sysctl, key, buf);
+	return buf;
+}
+
 static struct oci_id_mapping **one_mapping(uint32_t host, uint32_t size)
 {
 	struct oci_id_mapping **v = xcalloc(2, sizeof(*v));
@@ -436,7 +457,8 @@ static int rule_auto_userns(struct judge *j)
 	struct oci_linux *lx;
 	size_t i;
 	const struct oci_namespace *ns = find_ns(j->cfg, "user", &i);
-	char text[256];
+	char text[400], ping_buf[32];
+	const char *ping;
 	bool cgroupns;
 	int r;
 
@@ -470,10 +492,14 @@ static int rule_auto_userns(struct judge *j)
 	lx->uid_mappings_len = 1;
 	lx->gid_mappings = one_mapping(pool->host_start, pool->ids);
 	lx->gid_mappings_len = 1;
+	ping = clamp_ping_groups(j->cfg, pool->ids, ping_buf, sizeof(ping_buf));
 	snprintf(text, sizeof(text),
 		 "user namespace added: container ids 0-%u map to a host range lent from the "
-		 "pool, rootfs and bind mounts idmapped%s", pool->ids - 1,
-		 cgroupns ? MOAT_POLICY_AUTO_CGROUPNS : "");
+		 "pool, rootfs and bind mounts idmapped%s%s%s%s", pool->ids - 1,
+		 cgroupns ? "; cgroup namespace added (a cgroup mount in a user namespace needs "
+			    "one)" : "",
+		 ping ? "; linux.sysctl net.ipv4.ping_group_range set to " : "", ping ? ping : "",
+		 ping ? " (the groups the namespace maps)" : "");
 	change(j, MOAT_RULE_AUTO_USERNS, text);
 	return 0;
 }

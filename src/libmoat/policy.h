@@ -71,8 +71,7 @@ const struct moat_idpool *moat_policy_idpool(const struct moat_policy *p);
 /* The policy added a user namespace to the config it was applied to: its changes hold this
  * key, and the caller lends the namespace its host ids (userns-pool.h). */
 #define MOAT_POLICY_CHANGE_AUTO_USERNS "auto-userns"
-/* The end of that change's text when auto-userns also added a cgroup namespace. */
-#define MOAT_POLICY_AUTO_CGROUPNS "; cgroup namespace added (the config's cgroup mount needs one in a user namespace)"
+/* Its text: what the namespace maps, then "; " and each other change the rule made. */
 /* False for the built-in default (no file was found). */
 bool moat_policy_from_file(const struct moat_policy *p);
 

@@ -339,5 +339,19 @@ loans_of() {
 	refute_line --index 1 0
 	[[ $(readlink "/proc/$(host_pid "$CID")/ns/cgroup") != "$(readlink /proc/self/ns/cgroup)" ]] || fail "the container is in the host's cgroup namespace"
 	run state_of
-	assert_output --partial 'rootfs and bind mounts idmapped; cgroup namespace added (the config'"'"'s cgroup mount needs one in a user namespace)'
+	assert_output --partial 'rootfs and bind mounts idmapped; cgroup namespace added (a cgroup mount in a user namespace needs one)'
+}
+
+# Docker asks that every group may open ICMP sockets: "0 2147483647". The kernel takes only
+# the groups a user namespace maps.
+@test "auto-userns: net.ipv4.ping_group_range over every group becomes the ids the namespace maps" {
+	cfg_set '.linux.sysctl = {"net.ipv4.ping_group_range": "0 2147483647"}'
+	cfg_args sleep 60
+	moat_create
+	moat start "$CID"
+	run_moat exec "$CID" cat /proc/sys/net/ipv4/ping_group_range
+	assert_success
+	assert_output --regexp '^0[[:space:]]+65535$'
+	run state_of
+	assert_output --partial 'rootfs and bind mounts idmapped; linux.sysctl net.ipv4.ping_group_range set to 0 65535 (the groups the namespace maps)'
 }

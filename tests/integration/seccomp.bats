@@ -786,6 +786,20 @@ ran"
 		'^moat: warning: linux\.seccomp\.syscalls\[0\]: skipped "no_such_call", "another_fake": '
 }
 
+# Engines run the runtime with the container's stdio and read its messages from --log:
+# a warning on stderr would read as the workload's own output.
+@test "with --log, a warning goes to the log only, not to the container's stderr" {
+	make_bundle
+	cfg_sh 'echo out; echo err >&2'
+	with_filter '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["no_such_call"], "action": "SCMP_ACT_ERRNO"}]}'
+	run_moat --log "$TEST_DIR/log.json" --log-format json run --bundle "$BUNDLE" --pid-file "$(pid_file)" "$CID"
+	assert_success
+	assert_output out
+	assert_equal "$stderr" err
+	run jq -r 'select(.level == "warning") | .msg' "$TEST_DIR/log.json"
+	assert_output --regexp '^linux\.seccomp\.syscalls\[0\]: skipped "no_such_call": '
+}
+
 # Podman's default profile allows setns, then lists it again as EPERM "without
 # CAP_SYS_ADMIN". libseccomp keeps the first of two such rules without a word
 # (runc and crun run the profile that way); moat keeps the same rule and says so.
