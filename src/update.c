@@ -20,6 +20,8 @@ static void usage(void)
 	       "--resources takes OCI LinuxResources JSON (\"-\": stdin); the flags set single\n"
 	       "values and cannot be combined with it. Sizes take a k, m, g or t suffix\n"
 	       "(powers of 1024); -1 means unlimited (--memory -1 lifts memory+swap too).\n"
+	       "In --resources JSON a 0 memory, swap, kernel, CPU shares/quota/period or\n"
+	       "blkio weight means \"unchanged\", as runc reads what Docker and containerd send.\n"
 	       "The new values are also recorded in the container's saved config.\n"
 	       "  -r, --resources FILE      LinuxResources JSON\n"
 	       "      --memory BYTES        memory limit\n"
@@ -193,6 +195,31 @@ static int apply_flag(int opt, const char *arg, struct oci_resources *r)
 	}
 }
 
+/* present = false where value is 0 */
+#define UNSET_ZERO(obj, field)                                          \
+	do {                                                            \
+		if ((obj) != NULL && (obj)->field##_present && (obj)->field == 0) \
+			(obj)->field##_present = false;                 \
+	} while (0)
+
+/* Docker and containerd send every field of an update, 0 for the ones the user left alone, and
+ * runc reads a 0 there as "unchanged" (none of them is a usable limit). So does moat. */
+static void drop_unset_zeros(struct oci_resources *r)
+{
+	UNSET_ZERO(r->memory, limit);
+	UNSET_ZERO(r->memory, reservation);
+	UNSET_ZERO(r->memory, swap);
+	UNSET_ZERO(r->memory, kernel);
+	UNSET_ZERO(r->memory, kernel_tcp);
+	UNSET_ZERO(r->cpu, shares);
+	UNSET_ZERO(r->cpu, quota);
+	UNSET_ZERO(r->cpu, period);
+	UNSET_ZERO(r->cpu, realtime_runtime);
+	UNSET_ZERO(r->cpu, realtime_period);
+	UNSET_ZERO(r->block_io, weight);
+	UNSET_ZERO(r->block_io, leaf_weight);
+}
+
 /* --resources FILE or - (stdin). */
 static int read_resources(const char *path, struct oci_resources **ret)
 {
@@ -268,6 +295,8 @@ int moat_cmd_update(struct moat_globals *g, int argc, char **argv)
 		oci_resources_free(res);
 		res = NULL;
 		rc = read_resources(file, &res);
+		if (rc == 0)
+			drop_unset_zeros(res);
 	}
 	if (rc != 0) {
 		oci_resources_free(res);

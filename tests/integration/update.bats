@@ -50,6 +50,18 @@ start_limited() {
 	[[ $(cat "$CG/pids/moat/$CID/pids.max") == 77 ]]
 }
 
+# what `docker update --memory 300m --memory-swap 300m` sends through containerd
+@test "update --resources: Docker's zeros for the values left alone change nothing" {
+	start_limited
+	echo 512 >"$CG/cpu/moat/$CID/cpu.shares"
+	run_moat update --resources - "$CID" <<<'{"memory":{"limit":314572800,"reservation":0,"swap":314572800,"kernel":0},"cpu":{"shares":0,"quota":0,"period":0},"blockIO":{"weight":0}}'
+	assert_success
+	assert_equal "$(cat "$CG/memory/moat/$CID/memory.limit_in_bytes")" 314572800
+	assert_equal "$(cat "$CG/memory/moat/$CID/memory.memsw.limit_in_bytes")" 314572800
+	assert_equal "$(cat "$CG/cpu/moat/$CID/cpu.shares")" 512
+	assert_equal "$(cat "$CG/cpu/moat/$CID/cpu.cfs_quota_us")" -1
+}
+
 @test "update --resources FILE" {
 	start_limited
 	echo '{"cpu": {"quota": 20000, "period": 100000}}' >"$TEST_DIR/res.json"
