@@ -3,7 +3,9 @@
 #
 # Runs every cmocka unit test binary named in UNIT_TESTS (paths relative to
 # the current directory, normally the build directory) with TAP output, then
-# every tests/integration/*.bats file with `bats --tap`. All output streams
+# every tests/integration/*.bats file and every tests/engines/*.bats file (real Podman,
+# containerd and Docker running moat), with `bats --tap`; the integration files named zz-*
+# (the residue checks) run last. All output streams
 # through; the runner counts the TAP results across everything and ends with
 # exactly one line:
 #
@@ -130,7 +132,9 @@ done
 
 # --- integration tests ----------------------------------------------------
 bats_files=()
-for f in "$here"/integration/*.bats; do
+# the zz- files (the residue checks) go last, after the engines' files too
+for f in "$here"/integration/[!z]*.bats "$here"/integration/z[!z]*.bats \
+	"$here"/engines/*.bats "$here"/integration/zz*.bats; do
 	[[ -e $f ]] || continue
 	selected "$(basename "$f")" && bats_files+=("$f")
 done
@@ -145,7 +149,7 @@ if ((${#bats_files[@]} > 0)); then
 		echo "# MOAT_BINARY '$MOAT_BINARY' is not executable"
 	else
 		for f in "${bats_files[@]}"; do
-			run_one "integration/$(basename "$f")" bats --tap "$f"
+			run_one "$(basename "$(dirname "$f")")/$(basename "$f")" bats --tap "$f"
 		done
 	fi
 fi

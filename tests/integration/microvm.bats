@@ -120,6 +120,15 @@ guest_release() {
 	assert_moat_error 'exec /no/such/program: No such file or directory'
 }
 
+# Engines exec as soon as start returns, while the guest may still be booting.
+@test "microvm: an exec right after start waits for the guest instead of failing" {
+	cfg_sh 'while :; do sleep 1; done'
+	moat_run_detached
+	run_moat exec "$CID" sh -c 'echo first-exec; exit 6'
+	assert_failure 6
+	assert_output first-exec
+}
+
 @test "microvm: exec --tty gets a terminal of the guest's, sized as the caller's" {
 	cfg_sh 'echo ready; while :; do sleep 1; done'
 	moat_run_detached

@@ -13,7 +13,8 @@ load helpers
 
 @test "no test state root, bundle or mount remains" {
 	local left
-	left=$(find "${TMPDIR:-/tmp}" -maxdepth 1 \( -name 'moat-test.*' -o -name 'moat-root.*' \) 2>/dev/null)
+	left=$(find "${TMPDIR:-/tmp}" -maxdepth 1 \( -name 'moat-test.*' -o -name 'moat-root.*' \
+		-o -name 'moat-engine.*' \) 2>/dev/null)
 	# this test's own directories exist while it runs
 	left=$(grep -vxF -e "$TEST_DIR" -e "$MOAT_ROOT" <<<"$left" || true)
 	[[ -z $left ]] || fail "temporary directories left behind: $left"
@@ -33,4 +34,11 @@ load helpers
 	left=$(grep -lE "^${TMPDIR:-/tmp}/moat-(root|test)\." /run/moat-userns/* 2>/dev/null || true)
 	left=$(grep -v -e "$MOAT_ROOT" <<<"$left" || true)
 	[[ -z $left ]] || fail "loans left behind: $left"
+}
+
+@test "no engine the engine tests started remains, nor its shims or conmon" {
+	local left
+	left=$(pgrep -f "${TMPDIR:-/tmp}/moat-engine\." || true)
+	left=$(grep -vx -e "$$" -e "$BASHPID" <<<"$left" || true)
+	[[ -z $left ]] || fail "processes left behind: $(ps -o pid,args -p "${left//$'\n'/,}")"
 }

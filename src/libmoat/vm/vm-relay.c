@@ -382,14 +382,17 @@ static int vmm_died(struct relay *s, int status)
 			      "workload ended", WEXITSTATUS(status));
 }
 
-/* The poll set: the agent, the signals, the exec socket, then each process's stdin. */
+/* The poll set: the agent, the signals, the exec socket once the guest is up, then each
+ * process's stdin. */
 static size_t poll_set(struct relay *s, struct pollfd *p, struct proc **owner)
 {
 	size_t n = 0;
 
 	p[n++] = (struct pollfd){ s->r->agent_fd, POLLIN | (s->out.len ? POLLOUT : 0), 0 };
 	p[n++] = (struct pollfd){ s->sigfd, POLLIN, 0 };
-	p[n++] = (struct pollfd){ s->r->exec_fd, POLLIN, 0 };
+	/* an exec that comes while the guest boots (an engine's exec right after start) waits
+	 * in the socket's backlog until the agent is READY; poll skips a negative fd */
+	p[n++] = (struct pollfd){ s->ready ? s->r->exec_fd : -1, POLLIN, 0 };
 	for (size_t i = 0; i < RELAY_MAX_PROCS; i++) {
 		struct proc *pr = &s->procs[i];
 

@@ -1,0 +1,149 @@
+#!/usr/bin/env bats
+# Podman (Debian's podman, conmon) with moat and moat-vm as its runtimes, the
+# way contrib/engines/podman/containers.conf registers them. Podman's state,
+# storage and configuration live in this file's own directory; the image is
+# the suite's busybox rootfs, imported with `podman import`.
+
+load engines
+
+IMAGE=localhost/moat-busybox:test
+ENGINE=podman_in_dir
+
+podman_in_dir() {
+	CONTAINERS_CONF=$ENGINE_DIR/containers.conf \
+		CONTAINERS_STORAGE_CONF=$ENGINE_DIR/storage.conf \
+		CONTAINERS_REGISTRIES_CONF=$ENGINE_DIR/registries.conf \
+		timeout -k 10 300 podman "$@"
+}
+
+setup_file() {
+	command -v podman >/dev/null || return 0
+	engine_setup_file || return 1
+	[[ -n ${ENGINE_DIR:-} ]] || return 0
+	# what this machine needs (no CAP_SYS_RESOURCE: Podman's default ulimits
+	# would exceed the hard limits; no systemd: cgroupfs, a file event log),
+	# then contrib's runtimes table with the paths of this file's wrappers
+	cat >"$ENGINE_DIR/containers.conf" <<-EOF
+		[containers]
+		default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
+
+		[engine]
+		cgroup_manager = "cgroupfs"
+		events_logger = "file"
+		events_logfile_path = "$ENGINE_DIR/events.log"
+		tmp_dir = "$ENGINE_DIR/tmp"
+		volume_path = "$ENGINE_DIR/volumes"
+
+	EOF
+	sed -n -e "s|/usr/local/bin/moat-vm|$(runtime_for moat-vm)|" \
+		-e "s|/usr/local/bin/moat\"|$(runtime_for moat)\"|" \
+		-e '/^\[engine.runtimes\]/,$p' \
+		"$BATS_TEST_DIRNAME/../../contrib/engines/podman/containers.conf" \
+		>>"$ENGINE_DIR/containers.conf"
+	printf '[storage]\ndriver = "overlay"\ngraphroot = "%s"\nrunroot = "%s"\n' \
+		"$ENGINE_DIR/storage" "$ENGINE_DIR/run" >"$ENGINE_DIR/storage.conf"
+	printf 'unqualified-search-registries = []\n' >"$ENGINE_DIR/registries.conf"
+	mkdir -p "$ENGINE_DIR/tmp"
+	podman_in_dir import "$ENGINE_DIR/busybox.tar" "$IMAGE" >/dev/null
+}
+
+teardown_file() {
+	if [[ -n ${ENGINE_DIR:-} ]]; then
+		podman_in_dir rm -a -f -t 0 >/dev/null 2>&1 || true
+		podman_in_dir rmi -a -f >/dev/null 2>&1 || true
+		# conmon processes of this directory, if any outlived their containers
+		# shellcheck disable=SC2046 # one pid per word
+		stop_pids $(pids_of_cmdline "$ENGINE_DIR/")
+	fi
+	engine_teardown_file
+}
+
+setup() {
+	command -v podman >/dev/null || skip "podman is not installed (Debian package podman)"
+	engine_setup
+}
+
+teardown() {
+	[[ -n ${ENGINE_DIR:-} ]] && remove_test_containers
+	return 0
+}
+
+@test "podman moat: run prints both streams and returns the workload's exit code" {
+	check_run moat
+}
+
+@test "podman moat-vm: run prints both streams and returns the workload's exit code" {
+	skip_unless_vm
+	check_run moat-vm
+}
+
+@test "podman moat: Podman's seccomp profile and capabilities apply unchanged, root is a pool uid" {
+	check_defaults moat
+}
+
+@test "podman moat-vm: Podman's seccomp profile and capabilities apply in the guest, the VM runs as a pool uid" {
+	skip_unless_vm
+	check_defaults moat-vm
+}
+
+@test "podman moat: exec and exec -t" {
+	check_exec moat
+}
+
+@test "podman moat-vm: exec and exec -t" {
+	skip_unless_vm
+	check_exec moat-vm
+}
+
+@test "podman moat: pause and unpause" {
+	check_pause moat
+}
+
+@test "podman moat-vm: pause and unpause" {
+	skip_unless_vm
+	check_pause moat-vm
+}
+
+@test "podman moat: update --memory, top and stats" {
+	check_update_top_stats moat
+}
+
+@test "podman moat-vm: update --memory, top and stats" {
+	skip_unless_vm
+	check_update_top_stats moat-vm
+}
+
+@test "podman moat: stop's SIGTERM reaches the workload, kill ends it" {
+	check_stop_kill moat
+}
+
+@test "podman moat-vm: stop's SIGTERM reaches the workload, kill ends it" {
+	skip_unless_vm
+	check_stop_kill moat-vm
+}
+
+@test "podman moat: a socket bind and --privileged fail with moat's policy message" {
+	check_policy moat
+}
+
+@test "podman moat-vm: a socket bind and --privileged fail with moat's policy message" {
+	skip_unless_vm
+	check_policy moat-vm
+}
+
+@test "podman moat-vm: the workload runs under the guest's kernel" {
+	skip_unless_vm
+	check_guest_kernel
+}
+
+# Podman passes --log-format=json and --log to a runtime named runc and reads
+# its errors from that log instead of stderr.
+@test "podman: moat registered under the name runc still shows its error to Podman's user" {
+	sed -e "s|^moat = |runc = |" "$ENGINE_DIR/containers.conf" >"$ENGINE_DIR/containers-runc.conf"
+	touch "$ENGINE_DIR/docker.sock"
+	run env CONTAINERS_CONF="$ENGINE_DIR/containers-runc.conf" \
+		CONTAINERS_STORAGE_CONF="$ENGINE_DIR/storage.conf" \
+		CONTAINERS_REGISTRIES_CONF="$ENGINE_DIR/registries.conf" podman run --rm --network none --runtime runc -v "$ENGINE_DIR/docker.sock:/run/docker.sock" "$IMAGE" true
+	assert_failure
+	assert_output --regexp "runc: policy deny-host-mounts: mounts\[[0-9]+\] binds host path $ENGINE_DIR/docker.sock"
+}
