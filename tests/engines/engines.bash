@@ -21,6 +21,7 @@
 # are the check_* functions at the end; $ENGINE names the command (a shell
 # function of the .bats file) and $IMAGE the image.
 
+# shellcheck disable=SC2154 # bats sets status, output, stderr
 load ../integration/helpers
 
 # The pool auto-userns lends host ids from by default (contrib/policy/README.md).
