@@ -79,7 +79,10 @@ static void print_help(FILE *out)
 		"under moat's own guest kernel; with moat, a config asks for one with the\n"
 		"annotation moat.isolation=microvm (moat.vm.accel=kvm|tcg, moat.vm.cpus,\n"
 		"moat.vm.memory_mib). The guest kernel and initramfs come from\n"
-		PKGLIBDIR " (MOAT_VM_DIR overrides).\n");
+		PKGLIBDIR " (MOAT_VM_DIR overrides).\n\n"
+		"Engines (Podman, Docker, containerd, Kubernetes RuntimeClass) register moat and\n"
+		"moat-vm as runc-compatible runtimes: see contrib/engines/README.md. With --log,\n"
+		"warnings go to the log only, as engines give the runtime the container's stdio.\n");
 }
 
 int moat_usage_error(const char *cmd, const char *fmt, ...)
