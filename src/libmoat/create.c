@@ -46,7 +46,8 @@ struct build {
 	int console;    /* pty master kept for the foreground relay, or -1 */
 	int *idmapped;  /* per cfg->mounts[i], then the rootfs: its idmapped source for the
 			 * init, or -1 */
-	bool auto_userns;         /* the policy added the user namespace: lend it host ids */
+	bool auto_userns;         /* the policy added the user namespace: idmap the mounts */
+	bool joined_userns;       /* ... joining a sandbox's (a pod's): no ids of its own to lend */
 	struct moat_idpool pool;  /* ... from this pool */
 	char *policy_path;        /* where the pool was configured, for errors */
 	char *state_dir;          /* absolute, for the pool's loan */
@@ -113,6 +114,10 @@ static int apply_policy(struct build *b, moat_error *err)
 	}
 	if (r == 0 && oci_string_map_get(b->policy_changes, MOAT_POLICY_CHANGE_AUTO_USERNS)) {
 		b->auto_userns = true;
+		b->joined_userns = strncmp(oci_string_map_get(b->policy_changes,
+							      MOAT_POLICY_CHANGE_AUTO_USERNS),
+					   MOAT_POLICY_USERNS_JOINED,
+					   strlen(MOAT_POLICY_USERNS_JOINED)) == 0;
 		b->pool = *moat_policy_idpool(p);
 		b->policy_path = xstrdup(moat_policy_path(p));
 	}
@@ -317,6 +322,35 @@ static bool wants_idmap(const struct build *b, const struct oci_mount *m)
 	return moat_mount_wants_idmap(m) || (b->auto_userns && moat_mount_is_bind(m));
 }
 
+/* The path of the user namespace the config joins ("" when none). */
+static const char *user_ns_path(const struct build *b)
+{
+	const struct oci_linux *lx = b->cfg->linux;
+
+	for (size_t i = 0; lx != NULL && i < lx->namespaces_len; i++)
+		if (strcmp(lx->namespaces[i]->type, "user") == 0 && lx->namespaces[i]->path)
+			return lx->namespaces[i]->path;
+	return "";
+}
+
+/* The host uid of the container's root: what its user namespace (made or joined) maps 0 to. */
+static int root_host_id(pid_t init, uid_t *ret, moat_error *err)
+{
+	_cleanup_free_ char *path = xasprintf("/proc/%d/uid_map", (int)init), *map = NULL;
+	unsigned long inside, outside, count;
+	char *line, *save = NULL;
+
+	if (read_file_at(AT_FDCWD, path, 64 * 1024, &map, NULL, err) < 0)
+		return moat_error_ret(err);
+	for (line = strtok_r(map, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0) {
+			*ret = (uid_t)outside;
+			return 0;
+		}
+	}
+	return moat_error_msg(err, EINVAL, "%s: container uid 0 is not mapped", path);
+}
+
 /* The sources of idmapped mounts, made here on the host side (see mount-idmap.h); under the
  * automatic user namespace every bind source, and the rootfs in the last slot. */
 static int make_idmapped_sources(struct build *b, moat_error *err)
@@ -324,8 +358,8 @@ static int make_idmapped_sources(struct build *b, moat_error *err)
 	_cleanup_close_ int bundle = -1, userns = -1;
 	size_t i, n = b->cfg->mounts_len;
 	char path[64];
-	/* the host id of the container's root: the automatic namespace maps it first */
-	uid_t root_id = b->auto_userns ? b->cfg->linux->uid_mappings[0]->host_id : 0;
+	uid_t root_id = 0;
+	int owner = (int)b->init;
 
 	bool any = b->auto_userns;
 
@@ -339,9 +373,16 @@ static int make_idmapped_sources(struct build *b, moat_error *err)
 	bundle = open(b->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (bundle < 0)
 		return moat_error_set(err, errno, "open the bundle '%s'", b->bundle);
-	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)b->init);
+	/* the namespace the init made, or the sandbox's it joins (which it may not have
+	 * entered yet): policy-rules.c names that one as /proc/<pid>/ns/user */
+	if (b->joined_userns && sscanf(user_ns_path(b), "/proc/%d/", &owner) != 1)
+		return moat_error_msg(err, EINVAL, "auto-userns: the joined user namespace %s",
+				      user_ns_path(b));
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", owner);
 	if (moat_ns_in_userns(&b->ns) && (userns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return moat_error_set(err, errno, "open %s", path);
+	if (b->auto_userns && root_host_id(owner, &root_id, err) < 0)
+		return auto_userns_failed(b, err);
 	for (i = 0; i < n; i++) {
 		if (wants_idmap(b, b->cfg->mounts[i]) &&
 		    moat_mount_idmap_source(bundle, b->cfg->mounts[i], i, userns, b->auto_userns,
@@ -595,7 +636,7 @@ int moat_container_create(const struct moat_create_opts *o, pid_t *ret_pid, int 
 		r = check_isolation(&b, err);
 	if (r == 0 && (r = moat_state_dir_create(o->root, o->id, &b.dirfd, err)) == 0)
 		b.made_dir = true;
-	if (r == 0 && b.auto_userns)
+	if (r == 0 && b.auto_userns && !b.joined_userns)
 		r = lend_host_ids(&b, err);
 	if (r == 0 && b.vm != NULL)
 		r = make_jail(&b, err);

@@ -142,7 +142,7 @@ static int build_container(const struct moat_init_args *a, int *idmapped,
 	/* createContainer: in the container's namespaces, before its root is
 	 * entered, so the hook's path still resolves as on the host. */
 	r = run_hooks(a, MOAT_HOOK_CREATE_CONTAINER, "creating", a->bundle, err);
-	if (r == 0 && a->ns->create[MOAT_NS_USER])
+	if (r == 0 && moat_ns_in_userns(a->ns))
 		r = become_ns_root(err);
 	if (r == 0)
 		r = moat_process_write_proc(cfg, err);
@@ -239,12 +239,17 @@ static int enter_namespaces(const struct moat_init_args *a, moat_error *err)
 	const struct oci_linux *lx = a->cfg->linux;
 	int flags;
 
-	/* Joining a user namespace gives us the rights over the namespaces it
-	 * owns, so join it first; when creating one, join the others while we
-	 * still hold the host's rights over them. */
-	if (ns->join_fd[MOAT_NS_USER] >= 0 && moat_ns_join(ns, true, err) < 0)
+	/* The host's root may join any namespace, but not once it is in another user
+	 * namespace: it joins the others first (a pod's container joins the sandbox's network
+	 * namespace, which the host owns, and its user namespace). Anyone else needs the rights
+	 * a joined user namespace gives over the namespaces it owns: that one first. */
+	bool user_first = geteuid() != 0;
+
+	if (user_first && ns->join_fd[MOAT_NS_USER] >= 0 && moat_ns_join(ns, true, err) < 0)
 		return moat_error_ret(err);
 	if (moat_ns_join(ns, false, err) < 0)
+		return moat_error_ret(err);
+	if (!user_first && ns->join_fd[MOAT_NS_USER] >= 0 && moat_ns_join(ns, true, err) < 0)
 		return moat_error_ret(err);
 	if (ns->create[MOAT_NS_USER]) {
 		if (unshare(CLONE_NEWUSER) < 0)

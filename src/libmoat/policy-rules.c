@@ -7,9 +7,12 @@
  */
 #include "policy-internal.h"
 
+#include <fcntl.h>
+#include <linux/nsfs.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -447,6 +450,53 @@ static struct oci_id_mapping **one_mapping(uint32_t host, uint32_t size)
 	return v;
 }
 
+/* The user namespace a joined namespace at path belongs to, when it is not moat's own: a
+ * pod's sandbox (its pause or infra container) made by moat with an automatic one. It is
+ * named through the sandbox's process, /proc/<pid>/ns/user, which must be that namespace.
+ * 0: none; 1: ret holds its path; -1: refused. */
+static int sandbox_userns(struct judge *j, size_t i, const char *path, char *ret, size_t size)
+{
+	_cleanup_close_ int nsfd = open(path, O_RDONLY | O_CLOEXEC), ufd = -1;
+	struct stat owner, own, named;
+	int pid, end = 0;
+
+	if (nsfd < 0)
+		return 0; /* namespaces.c names a path that cannot be opened */
+	ufd = ioctl(nsfd, NS_GET_USERNS);
+	if (ufd < 0 || fstat(ufd, &owner) < 0 || stat("/proc/self/ns/user", &own) < 0 ||
+	    (owner.st_dev == own.st_dev && owner.st_ino == own.st_ino))
+		return 0;
+	if (sscanf(path, "/proc/%d/ns/%*[a-z_]%n", &pid, &end) != 1 || path[end] != '\0')
+		return refuse(j, MOAT_RULE_AUTO_USERNS,
+			      "linux.namespaces[%zu].path %s belongs to another user namespace, "
+			      "which moat joins only when the path is /proc/<pid>/ns/<type>", i,
+			      path);
+	snprintf(ret, size, "/proc/%d/ns/user", pid);
+	if (stat(ret, &named) < 0 || named.st_dev != owner.st_dev || named.st_ino != owner.st_ino)
+		return refuse(j, MOAT_RULE_AUTO_USERNS,
+			      "linux.namespaces[%zu].path %s belongs to a user namespace that is "
+			      "not %s", i, path, ret);
+	return 1;
+}
+
+/* The first joined namespace that belongs to a sandbox's user namespace (see above). */
+static int find_sandbox_userns(struct judge *j, char *ret, size_t size)
+{
+	const struct oci_linux *lx = j->cfg->linux;
+
+	for (size_t i = 0; lx != NULL && i < lx->namespaces_len; i++) {
+		const struct oci_namespace *ns = lx->namespaces[i];
+		int r;
+
+		if (ns->path == NULL || strcmp(ns->type, "user") == 0)
+			continue;
+		r = sandbox_userns(j, i, ns->path, ret, size);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
 /* A config without a user namespace gets one: container ids 0..ids-1, mapped for now to the
  * start of the pool; create lends the container its own range (userns-pool.h) and rewrites
  * the host side. Its rootfs and bind mounts are then idmapped, so the image's files keep
@@ -457,10 +507,10 @@ static int rule_auto_userns(struct judge *j)
 	struct oci_linux *lx;
 	size_t i;
 	const struct oci_namespace *ns = find_ns(j->cfg, "user", &i);
-	char text[400], ping_buf[32];
+	char text[400], ping_buf[32], joined[128];
 	const char *ping;
 	bool cgroupns;
-	int r;
+	int r, sandbox;
 
 	if (ns != NULL) {
 		if (ns->path != NULL && is_own_ns(ns->path, "/proc/self/ns/user"))
@@ -480,22 +530,35 @@ static int rule_auto_userns(struct judge *j)
 	r = check_user_in_range(j, pool->ids);
 	if (r < 0)
 		return r;
+	sandbox = find_sandbox_userns(j, joined, sizeof(joined));
+	if (sandbox < 0)
+		return sandbox;
 	if (lx == NULL)
 		lx = j->cfg->linux = xcalloc(1, sizeof(*lx));
 	add_ns(lx, "user");
+	if (sandbox)
+		lx->namespaces[lx->namespaces_len - 1]->path = xstrdup(joined);
 	/* Engines on cgroup v1 share the host's cgroup namespace, and a user namespace may mount
 	 * cgroups only in a cgroup namespace of its own. */
 	cgroupns = mounts_cgroup(j->cfg) && find_ns(j->cfg, "cgroup", &i) == NULL;
 	if (cgroupns)
 		add_ns(lx, "cgroup");
-	lx->uid_mappings = one_mapping(pool->host_start, pool->ids);
-	lx->uid_mappings_len = 1;
-	lx->gid_mappings = one_mapping(pool->host_start, pool->ids);
-	lx->gid_mappings_len = 1;
+	if (!sandbox) {
+		lx->uid_mappings = one_mapping(pool->host_start, pool->ids);
+		lx->uid_mappings_len = 1;
+		lx->gid_mappings = one_mapping(pool->host_start, pool->ids);
+		lx->gid_mappings_len = 1;
+		snprintf(joined, sizeof(joined), "added: container ids 0-%u map to a host range "
+			 "lent from the pool", pool->ids - 1);
+	} else {
+		/* the pod's: its ids, no range of the container's own */
+		_cleanup_free_ char *path = xstrdup(joined);
+
+		snprintf(joined, sizeof(joined), "joined: the sandbox's, %s", path);
+	}
 	ping = clamp_ping_groups(j->cfg, pool->ids, ping_buf, sizeof(ping_buf));
 	snprintf(text, sizeof(text),
-		 "user namespace added: container ids 0-%u map to a host range lent from the "
-		 "pool, rootfs and bind mounts idmapped%s%s%s%s", pool->ids - 1,
+		 "user namespace %s, rootfs and bind mounts idmapped%s%s%s%s", joined,
 		 cgroupns ? "; cgroup namespace added (a cgroup mount in a user namespace needs "
 			    "one)" : "",
 		 ping ? "; linux.sysctl net.ipv4.ping_group_range set to " : "", ping ? ping : "",

@@ -71,7 +71,10 @@ const struct moat_idpool *moat_policy_idpool(const struct moat_policy *p);
 /* The policy added a user namespace to the config it was applied to: its changes hold this
  * key, and the caller lends the namespace its host ids (userns-pool.h). */
 #define MOAT_POLICY_CHANGE_AUTO_USERNS "auto-userns"
-/* Its text: what the namespace maps, then "; " and each other change the rule made. */
+/* Its text: what the namespace maps, then "; " and each other change the rule made. It starts
+ * with MOAT_POLICY_USERNS_JOINED when the config joins namespaces of a sandbox (a pod) that
+ * has a user namespace: the container then joins that one, and has no range of its own. */
+#define MOAT_POLICY_USERNS_JOINED "user namespace joined"
 /* False for the built-in default (no file was found). */
 bool moat_policy_from_file(const struct moat_policy *p);
 

@@ -33,7 +33,7 @@ setup_file() {
 		--pidfile "$ENGINE_DIR/dockerd.pid" --host "unix://$ENGINE_DIR/docker.sock" \
 		--containerd-namespace moat-test --containerd-plugins-namespace moat-test-plugins \
 		--iptables=false --ip6tables=false --ip-forward=false --ip-masq=false --bridge=none \
-		--storage-driver overlay2 >"$ENGINE_DIR/dockerd.log" 2>&1 </dev/null &
+		--storage-driver overlay2 >"$ENGINE_DIR/dockerd.log" 2>&1 </dev/null 3>&- &
 	echo "$!" >"$ENGINE_DIR/dockerd.started"
 	if ! retry docker_up; then
 		echo "# dockerd did not start:" >&2

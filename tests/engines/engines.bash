@@ -49,13 +49,17 @@ engine_setup_file() {
 	tar -C "$ROOTFS_CACHE" --exclude ./.complete -cf "$ENGINE_DIR/busybox.tar" .
 }
 
-# engine_teardown_file: every moat container the engine left is deleted, then
-# nothing may stay mounted under $ENGINE_DIR before it goes.
+# engine_teardown_file [ROOT...]: every moat container the engine left is
+# deleted (from the wrappers' state root and each ROOT, the state roots an
+# engine passes moat itself), then nothing may stay mounted under $ENGINE_DIR
+# before it goes.
 engine_teardown_file() {
 	[[ -n ${ENGINE_DIR:-} && -d $ENGINE_DIR ]] || return 0
-	local id
-	for id in $("$MOAT_BINARY" --root "$ENGINE_DIR/moat-state" list -q 2>/dev/null); do
-		"$MOAT_BINARY" --root "$ENGINE_DIR/moat-state" delete --force "$id" >/dev/null 2>&1 || true
+	local id root
+	for root in "$ENGINE_DIR/moat-state" "$@"; do
+		for id in $("$MOAT_BINARY" --root "$root" list -q 2>/dev/null); do
+			"$MOAT_BINARY" --root "$root" delete --force "$id" >/dev/null 2>&1 || true
+		done
 	done
 	if ! unmount_under "$ENGINE_DIR"; then
 		echo "# teardown: mounts remain under $ENGINE_DIR:" >&2

@@ -64,7 +64,10 @@ setup() {
 }
 
 teardown() {
-	[[ -n ${ENGINE_DIR:-} ]] && remove_test_containers
+	if [[ -n ${ENGINE_DIR:-} ]]; then
+		podman_in_dir pod rm -f -t 0 "$(cname pod)" >/dev/null 2>&1 || true
+		remove_test_containers
+	fi
 	return 0
 }
 
@@ -134,6 +137,27 @@ teardown() {
 @test "podman moat-vm: the workload runs under the guest's kernel" {
 	skip_unless_vm
 	check_guest_kernel
+}
+
+# A pod's containers join its infra container's namespaces; under moat they also
+# join its user namespace, so IPC and /dev/shm are shared as the pod expects.
+@test "podman moat: a pod's containers share the infra container's user namespace, IPC and /dev/shm" {
+	local pod infra member
+	pod=$(cname pod)
+	podman_in_dir --runtime moat pod create --name "$pod" --network none
+	podman_in_dir --runtime moat run -d --name "$(cname member)" --pod "$pod" "$IMAGE" \
+		sh -c 'echo shared >/dev/shm/x; sleep 600'
+	run podman_in_dir --runtime moat run --rm --pod "$pod" "$IMAGE" cat /dev/shm/x
+	assert_success
+	assert_output shared
+	infra=$(podman_in_dir inspect --format '{{.State.Pid}}' "$(podman_in_dir pod inspect --format '{{.InfraContainerID}}' "$pod")")
+	member=$(podman_in_dir inspect --format '{{.State.Pid}}' "$(cname member)")
+	assert_pool_uid "$infra"
+	assert_equal "$(readlink "/proc/$member/ns/user")" "$(readlink "/proc/$infra/ns/user")"
+	assert_equal "$(readlink "/proc/$member/ns/ipc")" "$(readlink "/proc/$infra/ns/ipc")"
+	run "$MOAT_BINARY" --root "$ENGINE_DIR/moat-state" state "$(podman_in_dir inspect --format '{{.Id}}' "$(cname member)")"
+	assert_success
+	assert_output --partial "user namespace joined: the sandbox's, /proc/$infra/ns/user, rootfs and bind mounts idmapped"
 }
 
 # Podman passes --log-format=json and --log to a runtime named runc and reads

@@ -355,3 +355,34 @@ loans_of() {
 	run state_of
 	assert_output --partial 'rootfs and bind mounts idmapped; linux.sysctl net.ipv4.ping_group_range set to 0 65535 (the groups the namespace maps)'
 }
+
+# A pod: its sandbox (pause, infra) container has moat's automatic user namespace, and the
+# other containers join its IPC, UTS and network namespaces. They join its user namespace
+# too, with its ids: one made for each would not be allowed into namespaces the sandbox's
+# owns (mqueue, sysctls), and a pod shares its IPC objects.
+@test "auto-userns: a container joining a sandbox's namespaces joins its user namespace too" {
+	cfg_args sh -c 'echo sandbox >/dev/shm/from-sandbox 2>/dev/null; sleep 60'
+	moat_create
+	moat start "$CID"
+	local sandbox=$CID sandbox_pid
+	sandbox_pid=$(host_pid "$sandbox")
+	make_bundle "$TEST_DIR/member"
+	cfg_set '.linux.namespaces |= map(select(.type != "user"))
+		| del(.linux.uidMappings, .linux.gidMappings, .hostname) | .root.readonly = false
+		| .linux.namespaces |= map(if .type == "ipc" or .type == "uts" or .type == "network" then .path = "/proc/\($p)/ns/" + (if .type == "network" then "net" else .type end) else . end)
+		| .mounts += [{destination: "/dev/mqueue", type: "mqueue", source: "mqueue", options: ["nosuid", "noexec", "nodev"]}]' \
+		--arg p "$sandbox_pid"
+	cfg_args sleep 60
+	CID=$sandbox-member
+	moat_create
+	local member_pid
+	member_pid=$(host_pid "$CID")
+	assert_equal "$(readlink "/proc/$member_pid/ns/user")" "$(readlink "/proc/$sandbox_pid/ns/user")"
+	assert_equal "$(readlink "/proc/$member_pid/ns/ipc")" "$(readlink "/proc/$sandbox_pid/ns/ipc")"
+	run state_of
+	assert_output --partial "user namespace joined: the sandbox's, /proc/$sandbox_pid/ns/user, rootfs and bind mounts idmapped"
+	# no range of its own: only the sandbox's loan names a state directory
+	assert_equal "$(loans_of "$CID")" ""
+	moat delete --force "$CID"
+	CID=$sandbox
+}
