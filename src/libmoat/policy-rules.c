@@ -497,17 +497,38 @@ static int find_sandbox_userns(struct judge *j, char *ret, size_t size)
 	return 0;
 }
 
+/* The user namespace: the sandbox's at sandbox (a path), or a new one mapping container ids
+ * 0..ids-1 to the pool's start until create lends it a range. how says which, for the state. */
+static void add_userns(struct oci_linux *lx, const struct moat_idpool *pool, const char *sandbox,
+		       char *how, size_t size)
+{
+	add_ns(lx, "user");
+	if (sandbox != NULL) {
+		/* the pod's: its ids, no range of the container's own */
+		lx->namespaces[lx->namespaces_len - 1]->path = xstrdup(sandbox);
+		snprintf(how, size, "joined: the sandbox's, %s", sandbox);
+		return;
+	}
+	lx->uid_mappings = one_mapping(pool->host_start, pool->ids);
+	lx->uid_mappings_len = 1;
+	lx->gid_mappings = one_mapping(pool->host_start, pool->ids);
+	lx->gid_mappings_len = 1;
+	snprintf(how, size, "added: container ids 0-%u map to a host range lent from the pool",
+		 pool->ids - 1);
+}
+
 /* A config without a user namespace gets one: container ids 0..ids-1, mapped for now to the
  * start of the pool; create lends the container its own range (userns-pool.h) and rewrites
  * the host side. Its rootfs and bind mounts are then idmapped, so the image's files keep
- * their owners. A config that joins moat's own user namespace is refused. */
+ * their owners. A config that joins namespaces of a pod's sandbox owned by a user namespace
+ * joins that one instead. A config that joins moat's own user namespace is refused. */
 static int rule_auto_userns(struct judge *j)
 {
 	const struct moat_idpool *pool = &j->p->pool;
 	struct oci_linux *lx;
 	size_t i;
 	const struct oci_namespace *ns = find_ns(j->cfg, "user", &i);
-	char text[400], ping_buf[32], joined[128];
+	char text[400], ping_buf[32], sandbox_path[64], how[128];
 	const char *ping;
 	bool cgroupns;
 	int r, sandbox;
@@ -530,35 +551,20 @@ static int rule_auto_userns(struct judge *j)
 	r = check_user_in_range(j, pool->ids);
 	if (r < 0)
 		return r;
-	sandbox = find_sandbox_userns(j, joined, sizeof(joined));
+	sandbox = find_sandbox_userns(j, sandbox_path, sizeof(sandbox_path));
 	if (sandbox < 0)
 		return sandbox;
 	if (lx == NULL)
 		lx = j->cfg->linux = xcalloc(1, sizeof(*lx));
-	add_ns(lx, "user");
-	if (sandbox)
-		lx->namespaces[lx->namespaces_len - 1]->path = xstrdup(joined);
+	add_userns(lx, pool, sandbox ? sandbox_path : NULL, how, sizeof(how));
 	/* Engines on cgroup v1 share the host's cgroup namespace, and a user namespace may mount
 	 * cgroups only in a cgroup namespace of its own. */
 	cgroupns = mounts_cgroup(j->cfg) && find_ns(j->cfg, "cgroup", &i) == NULL;
 	if (cgroupns)
 		add_ns(lx, "cgroup");
-	if (!sandbox) {
-		lx->uid_mappings = one_mapping(pool->host_start, pool->ids);
-		lx->uid_mappings_len = 1;
-		lx->gid_mappings = one_mapping(pool->host_start, pool->ids);
-		lx->gid_mappings_len = 1;
-		snprintf(joined, sizeof(joined), "added: container ids 0-%u map to a host range "
-			 "lent from the pool", pool->ids - 1);
-	} else {
-		/* the pod's: its ids, no range of the container's own */
-		_cleanup_free_ char *path = xstrdup(joined);
-
-		snprintf(joined, sizeof(joined), "joined: the sandbox's, %s", path);
-	}
 	ping = clamp_ping_groups(j->cfg, pool->ids, ping_buf, sizeof(ping_buf));
 	snprintf(text, sizeof(text),
-		 "user namespace %s, rootfs and bind mounts idmapped%s%s%s%s", joined,
+		 "user namespace %s, rootfs and bind mounts idmapped%s%s%s%s", how,
 		 cgroupns ? "; cgroup namespace added (a cgroup mount in a user namespace needs "
 			    "one)" : "",
 		 ping ? "; linux.sysctl net.ipv4.ping_group_range set to " : "", ping ? ping : "",
