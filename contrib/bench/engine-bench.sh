@@ -52,9 +52,10 @@ cleanup() {
 		[ "$pid" = "$$" ] || kill "$pid" 2>/dev/null || true
 	done
 	sleep 1
-	grep -F " $work/" /proc/self/mountinfo | awk '{ print $5 }' | sort -r |
+	# (the clean-up must not stop at a command that fails: set -e applies in a trap too)
+	{ grep -F " $work/" /proc/self/mountinfo || true; } | awk '{ print $5 }' | sort -r |
 		while read -r mp; do umount -l "$mp" 2>/dev/null || true; done
-	rm -rf --one-file-system "$work"
+	rm -rf --one-file-system "$work" || true
 }
 trap cleanup EXIT
 
