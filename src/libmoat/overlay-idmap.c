@@ -160,6 +160,45 @@ static bool below(const char *path, const char *dir)
 	return strncmp(path, dir, len) == 0 && path[len] == '/';
 }
 
+/* *p, when relative, made absolute against base; false when it does not exist there. */
+static bool resolve_one(char **p, const char *base)
+{
+	char *abs;
+	struct stat st;
+
+	if (*p == NULL || (*p)[0] == '/')
+		return true;
+	abs = xasprintf("%s/%s", base, *p);
+	free(*p);
+	*p = abs;
+	return stat(abs, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Podman and Docker mount an overlay with many layers from their driver's directory with
+ * relative paths ("l/<short id>" for the lower layers, "<id>/diff" and "<id>/work"), to keep
+ * the options within a page; mountinfo shows them as given. That directory is the one that
+ * holds "<id>/merged", the mount point. */
+static int resolve_relative(struct overlay *o, const char *mnt, moat_error *err)
+{
+	_cleanup_free_ char *base = xstrdup(mnt);
+	char *slash;
+	size_t i;
+	bool ok = true;
+
+	for (i = 0; i < 2 && (slash = strrchr(base, '/')) != NULL && slash != base; i++)
+		*slash = '\0';
+	if (i < 2)
+		base[1] = '\0';
+	for (i = 0; i < o->n_lower; i++)
+		ok = resolve_one(&o->lower[i], base) && ok;
+	ok = resolve_one(&o->upper, base) && ok;
+	ok = resolve_one(&o->work, base) && ok;
+	if (!ok)
+		return moat_error_msg(err, ENOENT, "its relative layer paths are not directories "
+				      "under '%s', the directory two levels above the mount point", base);
+	return 0;
+}
+
 /* Find the overlay mounted at path (the topmost mount there) and refuse one with mounts on
  * top of it inside: a new overlay would not carry them. */
 static int read_overlay(const char *path, struct overlay *o, moat_error *err)
@@ -186,7 +225,9 @@ static int read_overlay(const char *path, struct overlay *o, moat_error *err)
 	if (super == NULL)
 		return moat_error_msg(err, EINVAL, "'%s' is not the root of an overlay mount", path);
 	parse_flags(o, flags);
-	return parse_super(o, super, err);
+	if (parse_super(o, super, err) < 0)
+		return moat_error_ret(err);
+	return resolve_relative(o, path, err);
 }
 
 /* A detached clone of dir, idmapped through userns; o holds it. */
@@ -195,8 +236,6 @@ static int idmapped_clone(struct overlay *o, const char *dir, int userns, moat_e
 	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns };
 	_cleanup_close_ int fd = -1;
 
-	if (dir[0] != '/')
-		return moat_error_msg(err, EINVAL, "layer '%s': not an absolute path", dir);
 	fd = (int)open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (fd < 0)
 		return moat_error_set(err, errno, "layer '%s': open_tree", dir);

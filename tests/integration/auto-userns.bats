@@ -311,6 +311,25 @@ loans_of() {
 	[[ -d $ov/layer/work/moat ]] || fail "no moat workdir in the engine's workdir"
 }
 
+# With many layers Podman and Docker mount from their driver's directory with relative paths
+# (lowerdir=l/<short id>:..., upperdir=<id>/diff), and mountinfo shows them so.
+@test "auto-userns: an overlay mounted with relative layer paths, as Podman and Docker do for many layers" {
+	local home=$TEST_DIR/storage/overlay
+	mkdir -p "$home/layer1/diff" "$home/l" "$home/cid/diff" "$home/cid/work" "$home/cid/merged"
+	cp -a "$BUNDLE/rootfs/." "$home/layer1/diff/"
+	ln -s ../layer1/diff "$home/l/SHORTID"
+	(cd "$home" && mount -t overlay overlay -o lowerdir=l/SHORTID,upperdir=cid/diff,workdir=cid/work cid/merged)
+	local shown
+	shown=$(grep -F " $home/cid/merged " /proc/self/mountinfo)
+	cfg_set '.root.path = $r' --arg r "$home/cid/merged"
+	run_sh 'stat -c "%u:%g" /bin/busybox; echo x >/written'
+	umount "$home/cid/merged"
+	[[ $shown == *lowerdir=l/SHORTID* ]] || fail "mountinfo shows the paths otherwise: $shown"
+	assert_success
+	assert_output 0:0
+	assert_equal "$(stat -c '%u:%g' "$home/cid/diff/written")" 0:0
+}
+
 @test "auto-userns: an overlay rootfs with a mount inside it is refused, naming the mount" {
 	local ov=$TEST_DIR/overlay
 	mkdir -p "$ov/lower" "$ov/layer/diff" "$ov/layer/work" "$ov/merged"
