@@ -50,6 +50,20 @@ ctr_exec_tty() {
 	return "$rc"
 }
 
+# ctr_run_tty RT NAME CMD...: `ctr run --rm -t` (the container's own terminal,
+# through --console-socket), with script(1) as for ctr_exec_tty
+ctr_run_tty() {
+	local cmd rc=0 binary
+	binary=$(runtime_for "$1")
+	cmd=$(printf '%q ' ctr --address "$ENGINE_DIR/containerd.sock" --namespace moat-test \
+		run --rm -t --runtime io.containerd.runc.v2 --runc-binary "$binary" \
+		--runc-root "$ENGINE_DIR/runc-root" --fifo-dir "$ENGINE_DIR/fifo" "$IMAGE" "$2" "${@:3}")
+	timeout -k 10 300 script -qec "$cmd" /dev/null >"$BATS_TEST_TMPDIR/tty.out" || rc=$?
+	# (the terminal echoes the NUL that ctr writes to it as "^@")
+	tr -d '\r\0' <"$BATS_TEST_TMPDIR/tty.out" | sed 's/\^@//g'
+	return "$rc"
+}
+
 # task_pid NAME, task_status NAME: columns of `ctr task ls`
 task_pid() {
 	ctr_in_dir task ls | awk -v name="$1" '$1 == name { print $2 }'
@@ -227,7 +241,7 @@ check_defaults() {
 	assert_pool_uid "$pid"
 }
 
-# check_exec RT: exec's output and exit code, and exec -t on a pty
+# check_exec RT: exec's output and exit code, exec -t on a pty, and run -t
 check_exec() {
 	local name
 	name=$(cname "$1")
@@ -240,6 +254,9 @@ check_exec() {
 	run ctr_exec_tty "$name" e2 sh -c '[ -t 0 ] && [ -t 1 ] && tty'
 	assert_success
 	assert_output --regexp '^/dev/pts/[0-9]+'
+	run ctr_run_tty "$1" "$(cname "$1-tty")" sh -c '[ -t 0 ] && [ -t 1 ] && tty'
+	assert_success
+	assert_output --regexp '^/dev/(pts/[0-9]+|console)'
 }
 
 # check_pause RT: paused and resumed, and the container works after
@@ -360,11 +377,11 @@ check_policy() {
 	check_defaults moat-vm
 }
 
-@test "containerd moat: task exec and exec -t" {
+@test "containerd moat: task exec, exec -t and run -t" {
 	check_exec moat
 }
 
-@test "containerd moat-vm: task exec and exec -t" {
+@test "containerd moat-vm: task exec, exec -t and run -t" {
 	skip_unless_vm
 	check_exec moat-vm
 }

@@ -85,11 +85,11 @@ teardown() {
 	check_defaults moat-vm
 }
 
-@test "docker moat: exec and exec -t" {
+@test "docker moat: exec, exec -t and run -t" {
 	check_exec moat
 }
 
-@test "docker moat-vm: exec and exec -t" {
+@test "docker moat-vm: exec, exec -t and run -t" {
 	skip_unless_vm
 	check_exec moat-vm
 }

@@ -170,10 +170,15 @@ check_defaults() {
 	assert_pool_uid "$pid"
 }
 
-# check_exec RT: exec's output and exit code, and exec -t on a pty
+# check_exec RT: exec's output and exit code, exec -t on a pty, and run -t (the
+# container's own terminal, through --console-socket)
 check_exec() {
 	local name
 	name=$(cname "$1")
+	run "$ENGINE" run --rm -t --network none --runtime "$1" "$IMAGE" sh -c '[ -t 0 ] && [ -t 1 ] && tty'
+	assert_success
+	assert_output --regexp '^/dev/(pts/[0-9]+|console)'
+
 	"$ENGINE" run -d --name "$name" --network none --runtime "$1" "$IMAGE" sleep 600
 	run "$ENGINE" exec "$name" sh -c 'echo exec-ran; exit 7'
 	assert_equal "$status" 7

@@ -89,11 +89,11 @@ teardown() {
 	check_defaults moat-vm
 }
 
-@test "podman moat: exec and exec -t" {
+@test "podman moat: exec, exec -t and run -t" {
 	check_exec moat
 }
 
-@test "podman moat-vm: exec and exec -t" {
+@test "podman moat-vm: exec, exec -t and run -t" {
 	skip_unless_vm
 	check_exec moat-vm
 }
