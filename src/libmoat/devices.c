@@ -1,6 +1,7 @@
 /* moat: device nodes in the container (see devices.h). */
 #include "devices.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -114,19 +115,71 @@ static struct dev_entry *add_entry(struct moat_devices *d, const struct moat_dev
 	return e;
 }
 
-/* Under a user namespace: the host node at the same path, which must be that device. */
+static bool is_node(const struct stat *st, mode_t fmt, dev_t rdev)
+{
+	return (st->st_mode & S_IFMT) == fmt && st->st_rdev == rdev;
+}
+
+/* A node of the host's /dev (or of a directory in it: /dev/net/tun) that is fmt rdev, as
+ * "/dev/name" or "/dev/dir/name" in ret; false when there is none. */
+static bool find_host_node(mode_t fmt, dev_t rdev, char *ret, size_t size)
+{
+	_cleanup_closedir_ DIR *dev = opendir("/dev");
+	struct dirent *de;
+	struct stat st;
+
+	while (dev != NULL && (de = readdir(dev)) != NULL) {
+		if (de->d_name[0] == '.' || fstatat(dirfd(dev), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (is_node(&st, fmt, rdev)) {
+			snprintf(ret, size, "/dev/%s", de->d_name);
+			return true;
+		}
+		if (S_ISDIR(st.st_mode) && strcmp(de->d_name, "pts") != 0 &&
+		    strcmp(de->d_name, "shm") != 0 && strcmp(de->d_name, "mqueue") != 0) {
+			_cleanup_free_ char *sub = xasprintf("/dev/%s", de->d_name);
+			_cleanup_closedir_ DIR *d = opendir(sub);
+			struct dirent *e;
+
+			while (d != NULL && (e = readdir(d)) != NULL)
+				if (e->d_name[0] != '.' &&
+				    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				    is_node(&st, fmt, rdev)) {
+					snprintf(ret, size, "%s/%s", sub, e->d_name);
+					return true;
+				}
+		}
+	}
+	return false;
+}
+
+/* Under a user namespace: the host node at the same path, which must be that device; for a
+ * device the config renames (docker run --device /dev/null:/dev/mynull), the host's node of
+ * that type and number. */
 static int take_host_node(struct dev_entry *e, moat_error *err)
 {
 	struct stat st;
 	dev_t want = makedev(e->spec.major, e->spec.minor);
+	mode_t fmt = type_fmt(e->spec.type);
+	char found[PATH_MAX];
+	const char *path = e->spec.path;
 
-	if (moat_mount_src_open(AT_FDCWD, e->spec.path, false, &e->host, err) < 0)
+	if (stat(path, &st) < 0 || !is_node(&st, fmt, want)) {
+		if (find_host_node(fmt, want, found, sizeof(found)))
+			path = found;
+		else
+			return moat_error_msg(err, ENODEV, "the host has no node of the %c %u:%u "
+					      "device, at '%s' or in /dev, to bind in a user "
+					      "namespace", e->spec.type, e->spec.major, e->spec.minor,
+					      path);
+	}
+	if (moat_mount_src_open(AT_FDCWD, path, false, &e->host, err) < 0)
 		return moat_error_ret(err);
 	if (fstat(e->host.fd, &st) < 0)
-		return moat_error_set(err, errno, "stat the host's '%s'", e->spec.path);
-	if ((st.st_mode & S_IFMT) != type_fmt(e->spec.type) || st.st_rdev != want)
+		return moat_error_set(err, errno, "stat the host's '%s'", path);
+	if (!is_node(&st, fmt, want))
 		return moat_error_msg(err, ENODEV, "the host's '%s' is not the %c %u:%u device",
-				      e->spec.path, e->spec.type, e->spec.major, e->spec.minor);
+				      path, e->spec.type, e->spec.major, e->spec.minor);
 	return 0;
 }
 

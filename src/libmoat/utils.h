@@ -3,6 +3,7 @@
 #ifndef MOAT_UTILS_H
 #define MOAT_UTILS_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,6 +31,11 @@ static inline void moat_fclosep(FILE **f)
 	if (*f != NULL)
 		fclose(*f);
 }
+static inline void moat_closedirp(DIR **d)
+{
+	if (*d != NULL)
+		closedir(*d);
+}
 static inline void moat_error_clearp(moat_error *e)
 {
 	moat_error_clear(e);
@@ -39,6 +45,7 @@ static inline void moat_error_clearp(moat_error *e)
 #define _cleanup_free_ _cleanup_(moat_freep)
 #define _cleanup_close_ _cleanup_(moat_closep)
 #define _cleanup_fclose_ _cleanup_(moat_fclosep)
+#define _cleanup_closedir_ _cleanup_(moat_closedirp)
 #define _cleanup_error_ _cleanup_(moat_error_clearp)
 
 /* Take ownership out of a cleanup variable: returns the value and leaves the

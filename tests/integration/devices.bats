@@ -120,3 +120,25 @@ load helpers
 	wait_for_status running
 	assert_equal "$(stat -c '%u:%g %a' /dev/null)" "$before"
 }
+
+# docker run --device /dev/null:/dev/mynull: in a user namespace a device is bound from the
+# host's node, and the host has none at the renamed path.
+@test "a device the config renames is bound, in a user namespace, from the host's node of that number" {
+	make_bundle
+	cfg_set '.linux.devices = [{"path": "/dev/mynull", "type": "c", "major": 1, "minor": 3}]
+		| .linux.resources.devices += [{"allow": true, "type": "c", "major": 1, "minor": 3, "access": "rwm"}]'
+	run_sh 'stat -c "%F %t:%T" /dev/mynull && echo data >/dev/mynull && echo written'
+	assert_success
+	assert_line --index 0 'character special file 1:3'
+	assert_line --index 1 written
+	[[ ! -e /dev/mynull ]] || fail "a node appeared on the host"
+}
+
+@test "a device of a number the host has no node of is refused in a user namespace, naming it" {
+	make_bundle
+	cfg_set '.linux.devices = [{"path": "/dev/nowhere", "type": "c", "major": 1, "minor": 250}]'
+	cfg_args true
+	run_moat create --bundle "$BUNDLE" --pid-file "$(pid_file)" "$CID"
+	assert_moat_error "linux\\.devices\\[0\\] \\(/dev/nowhere\\): the host has no node of the c 1:250 device, at '/dev/nowhere' or in /dev, to bind in a user namespace"
+	assert_no_residue "$CID"
+}
