@@ -100,6 +100,7 @@ static int load_config(struct build *b, moat_error *err)
 static int apply_policy(struct build *b, moat_error *err)
 {
 	struct moat_policy *p = NULL;
+	const char *change;
 	int r = moat_policy_load(b->o->policy, &p, err);
 
 	if (r == 0)
@@ -112,11 +113,12 @@ static int apply_policy(struct build *b, moat_error *err)
 			microvm, tcg ? MOAT_VM_ACCEL_TCG : MOAT_VM_ACCEL_KVM
 		};
 	}
-	if (r == 0 && oci_string_map_get(b->policy_changes, MOAT_POLICY_CHANGE_AUTO_USERNS)) {
+	change = r == 0 ? oci_string_map_get(b->policy_changes, MOAT_POLICY_CHANGE_AUTO_USERNS)
+			: NULL;
+	if (change != NULL && strncmp(change, MOAT_POLICY_USERNS_ADDED,
+				      strlen(MOAT_POLICY_USERNS_ADDED)) == 0) {
 		b->auto_userns = true;
-		b->joined_userns = strncmp(oci_string_map_get(b->policy_changes,
-							      MOAT_POLICY_CHANGE_AUTO_USERNS),
-					   MOAT_POLICY_USERNS_JOINED,
+		b->joined_userns = strncmp(change, MOAT_POLICY_USERNS_JOINED,
 					   strlen(MOAT_POLICY_USERNS_JOINED)) == 0;
 		b->pool = *moat_policy_idpool(p);
 		b->policy_path = xstrdup(moat_policy_path(p));

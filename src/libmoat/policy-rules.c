@@ -401,6 +401,8 @@ static int check_user_in_range(struct judge *j, uint32_t ids)
 	return 0;
 }
 
+#define CGROUPNS_ADDED "cgroup namespace added (a cgroup mount in a user namespace needs one)"
+
 static bool mounts_cgroup(const struct oci_config *cfg)
 {
 	for (size_t i = 0; i < cfg->mounts_len; i++) {
@@ -538,6 +540,12 @@ static int rule_auto_userns(struct judge *j)
 			return refuse(j, MOAT_RULE_AUTO_USERNS,
 				      "linux.namespaces[%zu].path %s is the user namespace moat "
 				      "runs in", i, ns->path);
+		/* a config's own new user namespace (podman --uidmap on cgroup v1) cannot mount
+		 * cgroups without a cgroup namespace either */
+		if (ns->path == NULL && mounts_cgroup(j->cfg) && find_ns(j->cfg, "cgroup", &i) == NULL) {
+			add_ns(j->cfg->linux, "cgroup");
+			change(j, MOAT_RULE_AUTO_USERNS, CGROUPNS_ADDED);
+		}
 		return 0;
 	}
 	if (geteuid() != 0)
@@ -565,8 +573,7 @@ static int rule_auto_userns(struct judge *j)
 	ping = clamp_ping_groups(j->cfg, pool->ids, ping_buf, sizeof(ping_buf));
 	snprintf(text, sizeof(text),
 		 "user namespace %s, rootfs and bind mounts idmapped%s%s%s%s", how,
-		 cgroupns ? "; cgroup namespace added (a cgroup mount in a user namespace needs "
-			    "one)" : "",
+		 cgroupns ? "; " CGROUPNS_ADDED : "",
 		 ping ? "; linux.sysctl net.ipv4.ping_group_range set to " : "", ping ? ping : "",
 		 ping ? " (the groups the namespace maps)" : "");
 	change(j, MOAT_RULE_AUTO_USERNS, text);

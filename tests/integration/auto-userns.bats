@@ -405,3 +405,19 @@ loans_of() {
 	moat delete --force "$CID"
 	CID=$sandbox
 }
+
+# podman run --uidmap on cgroup v1: the config's own user namespace, a cgroup mount, no cgroup
+# namespace. It keeps its mappings and gets the cgroup namespace it needs.
+@test "auto-userns: a config with its own user namespace and a cgroup mount gets a cgroup namespace, nothing else" {
+	make_bundle "$TEST_DIR/own"
+	cfg_set '.linux.namespaces |= map(select(.type != "cgroup"))
+		| .mounts += [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["ro", "nosuid", "noexec", "nodev"]}]'
+	cfg_args sleep 60
+	moat_create
+	assert_equal "$(uid_map_of "$CID")" "0 100000 65536"
+	[[ $(readlink "/proc/$(host_pid "$CID")/ns/cgroup") != "$(readlink /proc/self/ns/cgroup)" ]] || fail "the container is in the host's cgroup namespace"
+	run state_of
+	assert_equal "$(jq -r '.annotations["moat.policy.auto-userns"]' <<<"$output")" \
+		"cgroup namespace added (a cgroup mount in a user namespace needs one)"
+	assert_equal "$(loans_of "$CID")" ""
+}
