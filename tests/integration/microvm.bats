@@ -129,6 +129,54 @@ guest_release() {
 	assert_output first-exec
 }
 
+guest_file_has() {
+	grep -q -- "$2" "$BUNDLE/rootfs/srv/$1" 2>/dev/null
+}
+
+# An engine signals an exec'd process through the pid it was given (containerd's
+# `task kill --exec-id`): the host process behind --detach passes the signal on.
+@test "microvm: a signal to exec's process reaches the guest process; killing it kills the guest process" {
+	mkdir -p "$BUNDLE/rootfs/srv"
+	cfg_sh 'echo ready; while :; do sleep 1; done'
+	moat_run_detached
+	wait_for_output ready
+	run_moat exec --detach --pid-file "$TEST_DIR/exec.pid" "$CID" \
+		sh -c 'trap "echo got-TERM >/srv/term; exit 3" TERM; echo up >/srv/up; while :; do sleep 0.1; done'
+	assert_success
+	retry guest_file_has up up
+	kill -TERM "$(cat "$TEST_DIR/exec.pid")"
+	retry guest_file_has term got-TERM
+	# SIGKILL cannot be passed on: the guest process goes with its host process
+	run_moat exec --detach --pid-file "$TEST_DIR/exec2.pid" "$CID" \
+		sh -c 'echo $$ >/srv/pid; while :; do sleep 0.1; done'
+	assert_success
+	retry test -s "$BUNDLE/rootfs/srv/pid"
+	kill -KILL "$(cat "$TEST_DIR/exec2.pid")"
+	retry guest_process_gone "$(cat "$BUNDLE/rootfs/srv/pid")"
+}
+
+guest_process_gone() {
+	[[ $(moat exec "$CID" sh -c "kill -0 $1 2>/dev/null && echo alive || echo gone") == gone ]]
+}
+
+@test "microvm: a foreground exec passes its signals to the guest process and exits with its code" {
+	cfg_sh 'echo ready; while :; do sleep 1; done'
+	moat_run_detached
+	wait_for_output ready
+	"$MOAT_BINARY" --root "$MOAT_ROOT" exec "$CID" \
+		sh -c 'trap "echo got-TERM; exit 4" TERM; echo up; while :; do sleep 0.1; done' \
+		>"$TEST_DIR/fg.out" 2>&1 </dev/null &
+	local pid=$! rc=0
+	echo "$pid" >"$TEST_DIR/fg.pid"
+	wait_for_output up "$TEST_DIR/fg.out"
+	kill -TERM "$pid"
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 4
+	run cat "$TEST_DIR/fg.out"
+	assert_output "up
+got-TERM"
+}
+
 @test "microvm: exec --tty gets a terminal of the guest's, sized as the caller's" {
 	cfg_sh 'echo ready; while :; do sleep 1; done'
 	moat_run_detached

@@ -3,11 +3,13 @@
 
 #include <fcntl.h>
 #include <pty.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -138,6 +140,52 @@ static int stdio_fds(const struct moat_exec_opts *o, int fds[3], int *ret_slave,
 	return 0;
 }
 
+/* The signals a client passes on to its guest process; the rest keep their meaning here. */
+static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM };
+
+/* Until the supervisor's next reply other than STARTED, each forwarded signal this process
+ * gets goes to the guest process. */
+static int wait_forwarding(int conn, struct moat_vm_exec_reply *r, moat_error *err)
+{
+	sigset_t set, old;
+	_cleanup_close_ int sfd = -1;
+	int rc = 0;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(forwarded); i++)
+		sigaddset(&set, forwarded[i]);
+	if (sigprocmask(SIG_BLOCK, &set, &old) < 0 ||
+	    (sfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0)
+		return moat_error_set(err, errno, "exec: signalfd");
+	for (;;) {
+		struct pollfd p[2] = { { conn, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+		struct signalfd_siginfo si;
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = moat_error_set(err, errno, "exec: poll");
+			break;
+		}
+		if (p[1].revents && read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			struct moat_vm_exec_signal m = { MOAT_VM_EXEC_SIGNAL_MAGIC,
+							 (int32_t)si.ssi_signo };
+
+			write_all(conn, &m, sizeof(m)); /* a supervisor gone shows as a hang-up */
+		}
+		if (!p[0].revents)
+			continue;
+		if (read_reply(conn, r, err) < 0) {
+			rc = -1;
+			break;
+		}
+		if (r->type != MOAT_VM_REPLY_STARTED)
+			break;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 /* Request, STARTED; then with wait, EXITED's code. */
 static int converse(const struct moat_exec_opts *o, int dirfd, int ready_fd, int *ret_code,
 		    moat_error *err)
@@ -161,10 +209,8 @@ static int converse(const struct moat_exec_opts *o, int dirfd, int ready_fd, int
 		write_all(ready_fd, "", 1);
 		close(ready_fd);
 	}
-	do {
-		if (read_reply(conn, &r, err) < 0)
-			return moat_error_ret(err);
-	} while (r.type == MOAT_VM_REPLY_STARTED);
+	if (wait_forwarding(conn, &r, err) < 0)
+		return moat_error_ret(err);
 	if (r.type == MOAT_VM_REPLY_ERROR)
 		return moat_error_msg(err, EIO, "exec: %s", r.message);
 	*ret_code = r.value;

@@ -12,6 +12,10 @@
  * With --detach, a small host process (a child of `moat exec`, so an engine's subreaper
  * adopts it) waits for the guest process and exits with its code: its pid is what
  * --pid-file records, as engines expect of an exec'd process.
+ *
+ * Signals sent to the client (the foreground `moat exec`, or that host process) reach the
+ * guest process: the client writes a SIGNAL message on its connection after STARTED. A
+ * client that goes away without EXITED (killed) takes the guest process with it (SIGKILL).
  */
 #ifndef MOAT_VM_EXEC_H
 #define MOAT_VM_EXEC_H
@@ -43,6 +47,13 @@ struct moat_vm_exec_reply {
 	int32_t value;      /* EXITED: the exit code */
 	char message[512];  /* ERROR: one line */
 };
+
+/* From the client after STARTED: deliver signo to the guest process. */
+struct moat_vm_exec_signal {
+	uint32_t magic;
+	int32_t signo;
+};
+#define MOAT_VM_EXEC_SIGNAL_MAGIC 0x7369676eu /* "sign" */
 
 /* The listening socket, bound in the state directory (dirfd). */
 int moat_vm_exec_listen(int state_dirfd, int *ret_fd, moat_error *err);

@@ -146,7 +146,7 @@ static int on_exited(struct relay *s, struct proc *p, const struct moat_msg_exit
 {
 	int code = moat_proto_exit_code(e);
 
-	if (p->conn < 0) { /* the workload */
+	if (p == &s->procs[0]) { /* the workload */
 		s->exited = true;
 		s->code = code;
 		return 0;
@@ -158,7 +158,7 @@ static int on_exited(struct relay *s, struct proc *p, const struct moat_msg_exit
 
 static int on_error(struct relay *s, struct proc *p, uint32_t id, const struct moat_msg_error *e)
 {
-	if (p != NULL && p->conn >= 0) { /* an exec'd process: its client hears of it */
+	if (p != NULL && p != &s->procs[0]) { /* an exec'd process: its client hears of it */
 		reply(p, MOAT_VM_REPLY_ERROR, 0, e->message);
 		if (!p->started)
 			proc_release(p);
@@ -371,6 +371,27 @@ static void accept_exec(struct relay *s)
 	moat_error_clear(&err);
 }
 
+/* An exec client's message: a signal for its guest process. A client gone without EXITED
+ * (killed, or a malformed message) takes its process with it, as a killed host process
+ * would its work. */
+static int read_client(struct relay *s, struct proc *p)
+{
+	struct moat_vm_exec_signal sig;
+	struct moat_msg m = { .type = MOAT_MSG_SIGNAL, .id = p->id };
+	ssize_t n = read(p->conn, &sig, sizeof(sig));
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n != sizeof(sig) || sig.magic != MOAT_VM_EXEC_SIGNAL_MAGIC || sig.signo <= 0 ||
+	    sig.signo >= 65) {
+		close(p->conn);
+		p->conn = -1;
+		sig.signo = SIGKILL;
+	}
+	m.u.signal.signo = (uint32_t)sig.signo;
+	return send_msg(s, &m);
+}
+
 /* ---- the loop ----------------------------------------------------------------------------- */
 
 static int vmm_died(struct relay *s, int status)
@@ -382,9 +403,10 @@ static int vmm_died(struct relay *s, int status)
 			      "workload ended", WEXITSTATUS(status));
 }
 
-/* The poll set: the agent, the signals, the exec socket once the guest is up, then each
- * process's stdin. */
-static size_t poll_set(struct relay *s, struct pollfd *p, struct proc **owner)
+/* The poll set: the agent, the signals, the exec socket once the guest is up, each
+ * process's stdin (up to *ret_stdin_end), then each exec client's connection. */
+static size_t poll_set(struct relay *s, struct pollfd *p, struct proc **owner,
+		       size_t *ret_stdin_end)
 {
 	size_t n = 0;
 
@@ -402,19 +424,30 @@ static size_t poll_set(struct relay *s, struct pollfd *p, struct proc **owner)
 		owner[n] = pr;
 		p[n++] = (struct pollfd){ pr->in_fd, POLLIN, 0 };
 	}
+	*ret_stdin_end = n;
+	/* then each exec client's connection: its signals, or its going away */
+	for (size_t i = 1; i < RELAY_MAX_PROCS; i++) {
+		struct proc *pr = &s->procs[i];
+
+		if (pr->id == 0 || !pr->started || pr->conn < 0)
+			continue;
+		owner[n] = pr;
+		p[n++] = (struct pollfd){ pr->conn, POLLIN, 0 };
+	}
 	return n;
 }
 
 static int loop(struct relay *s)
 {
 	long long boot_deadline = now_ms() + s->r->boot_timeout_ms;
-	struct pollfd p[3 + RELAY_MAX_PROCS];
-	struct proc *owner[3 + RELAY_MAX_PROCS];
+	struct pollfd p[3 + 2 * RELAY_MAX_PROCS];
+	struct proc *owner[3 + 2 * RELAY_MAX_PROCS];
+	size_t stdin_end;
 	int status;
 	bool eof = false;
 
 	while (!s->exited) {
-		size_t n = poll_set(s, p, owner);
+		size_t n = poll_set(s, p, owner, &stdin_end);
 
 		if (poll(p, n, 200) < 0 && errno != EINTR)
 			return moat_error_set(s->err, errno, "microvm: poll");
@@ -427,8 +460,12 @@ static int loop(struct relay *s)
 					      "the workload ended");
 		if (p[2].revents & POLLIN)
 			accept_exec(s);
-		for (size_t i = 3; i < n; i++)
+		for (size_t i = 3; i < stdin_end; i++)
 			if (p[i].revents && owner[i]->id != 0 && read_stdin(s, owner[i]) < 0)
+				return -1;
+		for (size_t i = stdin_end; i < n; i++)
+			if (p[i].revents && owner[i]->id != 0 && owner[i]->conn == p[i].fd &&
+			    read_client(s, owner[i]) < 0)
 				return -1;
 		for (size_t i = 1; i < RELAY_MAX_PROCS; i++)
 			if (s->procs[i].id != 0 && sync_size(s, &s->procs[i]) < 0)
