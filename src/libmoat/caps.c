@@ -85,6 +85,20 @@ static int permitted_now(uint64_t *ret, moat_error *err)
 	return 0;
 }
 
+int moat_caps_raise_effective(moat_error *err)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+
+	if (capget(&hdr, data) < 0)
+		return moat_error_set(err, errno, "capget");
+	data[0].effective = data[0].permitted;
+	data[1].effective = data[1].permitted;
+	if (capset(&hdr, data) < 0)
+		return moat_error_set(err, errno, "capset");
+	return 0;
+}
+
 int moat_caps_apply(const struct moat_caps *caps, moat_error *err)
 {
 	int last = moat_caps_last_cap(), c;

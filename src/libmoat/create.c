@@ -97,6 +97,17 @@ static int load_config(struct build *b, moat_error *err)
 }
 
 /* The policy refuses the config or makes its changes to it (policy.h). */
+/* The path of the user namespace the config joins ("" when none). */
+static const char *user_ns_path(const struct build *b)
+{
+	const struct oci_linux *lx = b->cfg->linux;
+
+	for (size_t i = 0; lx != NULL && i < lx->namespaces_len; i++)
+		if (strcmp(lx->namespaces[i]->type, "user") == 0 && lx->namespaces[i]->path)
+			return lx->namespaces[i]->path;
+	return "";
+}
+
 static int apply_policy(struct build *b, moat_error *err)
 {
 	struct moat_policy *p = NULL;
@@ -118,8 +129,7 @@ static int apply_policy(struct build *b, moat_error *err)
 	if (change != NULL && strncmp(change, MOAT_POLICY_USERNS_ADDED,
 				      strlen(MOAT_POLICY_USERNS_ADDED)) == 0) {
 		b->auto_userns = true;
-		b->joined_userns = strncmp(change, MOAT_POLICY_USERNS_JOINED,
-					   strlen(MOAT_POLICY_USERNS_JOINED)) == 0;
+		b->joined_userns = *user_ns_path(b) != '\0'; /* the sandbox's (a pod's) */
 		b->pool = *moat_policy_idpool(p);
 		b->policy_path = xstrdup(moat_policy_path(p));
 	}
@@ -324,35 +334,6 @@ static bool wants_idmap(const struct build *b, const struct oci_mount *m)
 	return moat_mount_wants_idmap(m) || (b->auto_userns && moat_mount_is_bind(m));
 }
 
-/* The path of the user namespace the config joins ("" when none). */
-static const char *user_ns_path(const struct build *b)
-{
-	const struct oci_linux *lx = b->cfg->linux;
-
-	for (size_t i = 0; lx != NULL && i < lx->namespaces_len; i++)
-		if (strcmp(lx->namespaces[i]->type, "user") == 0 && lx->namespaces[i]->path)
-			return lx->namespaces[i]->path;
-	return "";
-}
-
-/* The host uid of the container's root: what its user namespace (made or joined) maps 0 to. */
-static int root_host_id(pid_t init, uid_t *ret, moat_error *err)
-{
-	_cleanup_free_ char *path = xasprintf("/proc/%d/uid_map", (int)init), *map = NULL;
-	unsigned long inside, outside, count;
-	char *line, *save = NULL;
-
-	if (read_file_at(AT_FDCWD, path, 64 * 1024, &map, NULL, err) < 0)
-		return moat_error_ret(err);
-	for (line = strtok_r(map, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (sscanf(line, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0) {
-			*ret = (uid_t)outside;
-			return 0;
-		}
-	}
-	return moat_error_msg(err, EINVAL, "%s: container uid 0 is not mapped", path);
-}
-
 /* The sources of idmapped mounts, made here on the host side (see mount-idmap.h); under the
  * automatic user namespace every bind source, and the rootfs in the last slot. */
 static int make_idmapped_sources(struct build *b, moat_error *err)
@@ -383,7 +364,7 @@ static int make_idmapped_sources(struct build *b, moat_error *err)
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", owner);
 	if (moat_ns_in_userns(&b->ns) && (userns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return moat_error_set(err, errno, "open %s", path);
-	if (b->auto_userns && root_host_id(owner, &root_id, err) < 0)
+	if (b->auto_userns && moat_userns_root_host_id(owner, &root_id, err) < 0)
 		return auto_userns_failed(b, err);
 	for (i = 0; i < n; i++) {
 		if (wants_idmap(b, b->cfg->mounts[i]) &&

@@ -69,6 +69,18 @@ static int map_clone(struct moat_mount_src *src, int userns, bool recursive, con
 					 : "");
 }
 
+int moat_mount_idmap_clone(int dirfd, const char *path, int userns, bool recursive, int *ret_fd,
+			   moat_error *err)
+{
+	struct moat_mount_src src = MOAT_MOUNT_SRC_INIT;
+
+	if (moat_mount_src_open(dirfd, path, recursive, &src, err) < 0 ||
+	    map_clone(&src, userns, recursive, path, err) < 0)
+		return moat_error_ret(err);
+	*ret_fd = src.fd;
+	return 0;
+}
+
 static int make_source(int dirfd, const struct oci_mount *m, const struct moat_mount_opts *o,
 		       int container_userns, uid_t root_id, int *ret_fd, moat_error *err)
 {
@@ -117,8 +129,6 @@ int moat_mount_idmap_source(int dirfd, const struct oci_mount *m, size_t idx,
 int moat_mount_idmap_rootfs(const char *path, int container_userns, uid_t root_id, int *ret_fd,
 			    moat_error *err)
 {
-	struct moat_mount_src src = MOAT_MOUNT_SRC_INIT;
-
 	if (!moat_mount_new_api())
 		return moat_error_msg(err, ENOSYS,
 				      "root.path: idmap: needs the new mount API (Linux 5.12)");
@@ -127,10 +137,8 @@ int moat_mount_idmap_rootfs(const char *path, int container_userns, uid_t root_i
 		return moat_overlay_idmap(path, container_userns, root_id, ret_fd, err) < 0
 			       ? moat_error_prefix(err, "root.path")
 			       : 0;
-	if (moat_mount_src_open(AT_FDCWD, path, true, &src, err) < 0 ||
-	    map_clone(&src, container_userns, true, path, err) < 0)
+	if (moat_mount_idmap_clone(AT_FDCWD, path, container_userns, true, ret_fd, err) < 0)
 		return moat_error_prefix(err, "root.path");
-	*ret_fd = src.fd;
 	return 0;
 }
 

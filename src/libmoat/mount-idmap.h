@@ -28,6 +28,11 @@ int moat_mount_idmap_source(int dirfd, const struct oci_mount *m, size_t idx,
 			    int container_userns, bool force, uid_t root_id, int *ret_fd,
 			    moat_error *err);
 
+/* A detached clone of path (dirfd-relative; recursive: with its submounts), idmapped through
+ * userns. Errors name the path. */
+int moat_mount_idmap_clone(int dirfd, const char *path, int userns, bool recursive, int *ret_fd,
+			   moat_error *err);
+
 /* The root filesystem at path (absolute), cloned with its submounts and idmapped through
  * container_userns (whose root is root_id on the host): the automatic user namespace's root.
  * An overlay, which cannot be idmapped, is made again on idmapped layers (overlay-idmap.h).

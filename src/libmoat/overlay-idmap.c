@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <sys/fsuid.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
-#include <linux/capability.h>
 #include <unistd.h>
 
+#include "caps.h"
+#include "mount-idmap.h"
 #include "mountinfo.h"
 #include "utils.h"
 
@@ -233,16 +233,12 @@ static int read_overlay(const char *path, struct overlay *o, moat_error *err)
 /* A detached clone of dir, idmapped through userns; o holds it. */
 static int idmapped_clone(struct overlay *o, const char *dir, int userns, moat_error *err)
 {
-	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns };
-	_cleanup_close_ int fd = -1;
+	int fd;
 
-	fd = (int)open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-	if (fd < 0)
-		return moat_error_set(err, errno, "layer '%s': open_tree", dir);
-	if (mount_setattr(fd, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
-		return moat_error_set(err, errno, "layer '%s': idmap", dir);
+	if (moat_mount_idmap_clone(AT_FDCWD, dir, userns, false, &fd, err) < 0)
+		return moat_error_prefix(err, "layer");
 	o->held[o->n_held++] = fd;
-	return TAKE_FD(fd);
+	return fd;
 }
 
 /* The reason overlayfs gave for the last refusal, from the context's message log ("e ovl:
@@ -318,22 +314,6 @@ static int set_upper(int fsfd, struct overlay *o, int userns, moat_error *err)
 	return 0;
 }
 
-/* Copy the permitted capabilities into the effective set: changing the fs ids from or to 0
- * drops or raises the file capabilities in it. */
-static int raise_effective(moat_error *err)
-{
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2];
-
-	if (syscall(SYS_capget, &hdr, data) < 0)
-		return moat_error_set(err, errno, "capget");
-	data[0].effective = data[0].permitted;
-	data[1].effective = data[1].permitted;
-	if (syscall(SYS_capset, &hdr, data) < 0)
-		return moat_error_set(err, errno, "capset");
-	return 0;
-}
-
 /* Make the overlay with root_id as the fs ids. overlayfs works in its upper layer with the
  * credentials of whoever made it, and through an idmapped upper layer host root's ids map to
  * nothing: the container's root (root_id on the host) is what the mapping takes. */
@@ -343,13 +323,13 @@ static int create_as(int fsfd, uid_t root_id, moat_error *err)
 
 	setfsgid(root_id);
 	setfsuid(root_id);
-	if (raise_effective(err) < 0)
+	if (moat_caps_raise_effective(err) < 0)
 		r = -1;
 	else if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
 		r = -1, e = errno;
 	setfsuid(0);
 	setfsgid(0);
-	if (raise_effective(r < 0 ? NULL : err) < 0)
+	if (moat_caps_raise_effective(r < 0 ? NULL : err) < 0)
 		return moat_error_ret(err);
 	if (e != 0) {
 		char why[256];

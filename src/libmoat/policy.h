@@ -72,12 +72,11 @@ const struct moat_idpool *moat_policy_idpool(const struct moat_policy *p);
  * key, and the caller lends the namespace its host ids (userns-pool.h). */
 #define MOAT_POLICY_CHANGE_AUTO_USERNS "auto-userns"
 /* Its text: what the namespace maps, then "; " and each other change the rule made. It starts
- * with MOAT_POLICY_USERNS_ADDED when the rule gave the container a user namespace, and
- * MOAT_POLICY_USERNS_JOINED when that is the one of a sandbox (a pod) whose namespaces the
- * config joins: the container then has no range of its own. A config with its own user
- * namespace may still get a change (a cgroup namespace), without either prefix. */
+ * with MOAT_POLICY_USERNS_ADDED when the rule gave the container a user namespace: a new one,
+ * or that of a sandbox (a pod) whose namespaces the config joins, named by its path (the
+ * container then has no range of its own). A config with its own user namespace may still
+ * get a change (a cgroup namespace), without that prefix. */
 #define MOAT_POLICY_USERNS_ADDED "user namespace "
-#define MOAT_POLICY_USERNS_JOINED "user namespace joined"
 /* False for the built-in default (no file was found). */
 bool moat_policy_from_file(const struct moat_policy *p);
 

@@ -149,3 +149,20 @@ uint32_t moat_userns_to_host(struct oci_id_mapping *const *maps, size_t n, uint3
 			return maps[i]->host_id + (id - maps[i]->container_id);
 	return UINT32_MAX;
 }
+
+int moat_userns_root_host_id(pid_t pid, uid_t *ret, moat_error *err)
+{
+	_cleanup_free_ char *path = xasprintf("/proc/%d/uid_map", (int)pid), *map = NULL;
+	unsigned long inside, outside, count;
+	char *line, *save = NULL;
+
+	if (read_file_at(AT_FDCWD, path, 64 * 1024, &map, NULL, err) < 0)
+		return moat_error_ret(err);
+	for (line = strtok_r(map, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0) {
+			*ret = (uid_t)outside;
+			return 0;
+		}
+	}
+	return moat_error_msg(err, EINVAL, "%s: container uid 0 is not mapped", path);
+}

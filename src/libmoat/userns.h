@@ -30,4 +30,7 @@ int moat_userns_open_mapped(struct oci_id_mapping *const *uid, size_t nu,
 /* Map a container id to the host through maps (UINT32_MAX if unmapped). */
 uint32_t moat_userns_to_host(struct oci_id_mapping *const *maps, size_t n, uint32_t id);
 
+/* The host uid that uid 0 of pid's user namespace is. */
+int moat_userns_root_host_id(pid_t pid, uid_t *ret, moat_error *err);
+
 #endif
