@@ -39,29 +39,34 @@ ctr_exec() {
 	ctr_in_dir task exec --fifo-dir "$ENGINE_DIR/fifo" --exec-id "$2" "$1" "${@:3}"
 }
 
+# on_console CMD: the shell command CMD with script(1) giving it a console on
+# its stdin; the output without CR and NUL (the terminal may also echo a NUL
+# ctr writes to it as "^@")
+on_console() {
+	local rc=0
+	timeout -k 10 300 script -qec "$1" /dev/null >"$BATS_TEST_TMPDIR/tty.out" || rc=$?
+	tr -d '\r\0' <"$BATS_TEST_TMPDIR/tty.out" | sed 's/\^@//g'
+	return "$rc"
+}
+
 # ctr_exec_tty NAME EXEC-ID CMD...: exec -t, with script(1) giving ctr the
 # console it needs on its stdin; the output without CR and NUL
 ctr_exec_tty() {
-	local cmd rc=0
+	local cmd
 	cmd=$(printf '%q ' ctr --address "$ENGINE_DIR/containerd.sock" --namespace moat-test \
 		task exec -t --fifo-dir "$ENGINE_DIR/fifo" --exec-id "$2" "$1" "${@:3}")
-	timeout -k 10 300 script -qec "$cmd" /dev/null >"$BATS_TEST_TMPDIR/tty.out" || rc=$?
-	tr -d '\r\0' <"$BATS_TEST_TMPDIR/tty.out"
-	return "$rc"
+	on_console "$cmd"
 }
 
 # ctr_run_tty RT NAME CMD...: `ctr run --rm -t` (the container's own terminal,
 # through --console-socket), with script(1) as for ctr_exec_tty
 ctr_run_tty() {
-	local cmd rc=0 binary
+	local cmd binary
 	binary=$(runtime_for "$1")
 	cmd=$(printf '%q ' ctr --address "$ENGINE_DIR/containerd.sock" --namespace moat-test \
 		run --rm -t --runtime io.containerd.runc.v2 --runc-binary "$binary" \
 		--runc-root "$ENGINE_DIR/runc-root" --fifo-dir "$ENGINE_DIR/fifo" "$IMAGE" "$2" "${@:3}")
-	timeout -k 10 300 script -qec "$cmd" /dev/null >"$BATS_TEST_TMPDIR/tty.out" || rc=$?
-	# (the terminal echoes the NUL that ctr writes to it as "^@")
-	tr -d '\r\0' <"$BATS_TEST_TMPDIR/tty.out" | sed 's/\^@//g'
-	return "$rc"
+	on_console "$cmd"
 }
 
 # task_pid NAME, task_status NAME: columns of `ctr task ls`
