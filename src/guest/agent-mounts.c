@@ -222,6 +222,78 @@ static int do_mount(int rootfd, const struct moat_proto_mount *m, moat_error *er
 	return 0;
 }
 
+/* ---- the host's binds ------------------------------------------------------------------------ */
+
+/* What a bind's options say that the guest's view of it keeps. */
+#define SHARE_FLAGS (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+static bool is_share(const struct moat_proto_mount *m)
+{
+	return strcmp(m->type, MOAT_PROTO_SHARE_MOUNT) == 0;
+}
+
+/* What the share holds at each bind the host made (fds[i] for s->mounts[i], -1 for the
+ * others), opened before the guest mounts anything over it. A bind missing from the share
+ * is an error: the guest never runs without a mount it was given. */
+static int open_shares(int rootfd, const struct moat_msg_start *s, int *fds, moat_error *err)
+{
+	for (size_t i = 0; i < s->n_mounts; i++)
+		fds[i] = -1;
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		if (!is_share(&s->mounts[i]))
+			continue;
+		fds[i] = open_in_root(rootfd, s->mounts[i].dest, O_PATH);
+		if (fds[i] < 0)
+			return moat_error_set(err, errno, "the host's bind mount at %s is not in the "
+					      "share", s->mounts[i].dest);
+	}
+	return 0;
+}
+
+static bool same_file(int a, int b)
+{
+	struct stat sa, sb;
+
+	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/* The host's bind at m->dest, seen through the share as fd: when a guest mount made since
+ * covers it, bind it again on top, as container mode stacks mounts in the config's order. */
+static int expose_share(int rootfd, const struct moat_proto_mount *m, int fd, moat_error *err)
+{
+	_cleanup_close_ int now = open_in_root(rootfd, m->dest, O_PATH), dst = -1;
+	char source[64], target[64];
+	struct stat st;
+
+	if (now >= 0 && same_file(now, fd))
+		return 0;
+	if (fstat(fd, &st) < 0)
+		return moat_error_set(err, errno, "stat the share's %s", m->dest);
+	dst = make_path_in_root(rootfd, m->dest, !S_ISDIR(st.st_mode), err);
+	if (dst < 0)
+		return dst;
+	fd_path(source, sizeof(source), fd);
+	fd_path(target, sizeof(target), dst);
+	/* not MS_REC: the guest's mounts made since over the same place are under fd, and
+	 * would come along (the host's mounts inside the bind are the share's, not the guest's) */
+	if (mount(source, target, NULL, MS_BIND, NULL) < 0)
+		return moat_error_set(err, errno, "bind it again over the guest's mount");
+	if ((m->flags & SHARE_FLAGS) &&
+	    mount_at(rootfd, m->dest, NULL, NULL, MS_REMOUNT | MS_BIND | (m->flags & SHARE_FLAGS),
+		     NULL, err) < 0)
+		return moat_error_prefix(err, "remount");
+	return 0;
+}
+
+static void close_shares(int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+}
+
 static bool mounts_dev(const struct moat_msg_start *s)
 {
 	for (size_t i = 0; i < s->n_mounts; i++) {
@@ -303,18 +375,12 @@ static int switch_root(moat_error *err)
 	return 0;
 }
 
-int agent_setup_rootfs(const struct agent_config *cfg, const struct moat_msg_start *s,
+/* /dev (unless the config mounts one), then the config's mounts in order. */
+static int make_mounts(int rootfd, const struct moat_msg_start *s, const int *shares,
 		       moat_error *err)
 {
-	_cleanup_close_ int rootfd = -1;
 	int r;
 
-	r = mount_rootfs(cfg, err);
-	if (r < 0)
-		return r;
-	rootfd = open(ROOTFS_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		return moat_error_set(err, errno, "open %s", ROOTFS_DIR);
 	if (!mounts_dev(s)) {
 		static const struct moat_proto_mount dev = {
 			"tmpfs", "tmpfs", "/dev", MS_NOSUID | MS_STRICTATIME, "mode=755,size=65536k"
@@ -327,10 +393,30 @@ int agent_setup_rootfs(const struct agent_config *cfg, const struct moat_msg_sta
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		const struct moat_proto_mount *m = &s->mounts[i];
 
-		r = do_mount(rootfd, m, err);
+		r = is_share(m) ? expose_share(rootfd, m, shares[i], err) : do_mount(rootfd, m, err);
 		if (r < 0)
 			return moat_error_prefix(err, "mount %s on %s", m->type, m->dest);
 	}
+	return 0;
+}
+
+int agent_setup_rootfs(const struct agent_config *cfg, const struct moat_msg_start *s,
+		       moat_error *err)
+{
+	_cleanup_close_ int rootfd = -1;
+	int *shares = xcalloc(s->n_mounts + 1, sizeof(int));
+	int r;
+
+	r = mount_rootfs(cfg, err);
+	if (r == 0 && (rootfd = open(ROOTFS_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		r = moat_error_set(err, errno, "open %s", ROOTFS_DIR);
+	if (r == 0)
+		r = open_shares(rootfd, s, shares, err);
+	if (r == 0)
+		r = make_mounts(rootfd, s, shares, err);
+	close_shares(shares, s->n_mounts);
+	if (r < 0)
+		return r;
 	r = populate_dev(rootfd, err);
 	if (r < 0)
 		return r;

@@ -107,7 +107,11 @@
  * RLIMIT (object)   1 type u32 (< MOAT_PROTO_MAX_RLIMITS), 2 soft u64,
  *                   3 hard u64; all required, soft <= hard
  * WINSIZE (object) 1 rows u16, 2 cols u16; both required
- * MOUNT (object)    1 type    string, required (a filesystem, or "bind")
+ * MOUNT (object)    1 type    string, required (a filesystem, "bind", or
+ *                             MOAT_PROTO_SHARE_MOUNT: a bind the host made at
+ *                             dest, which the guest must see there, over any
+ *                             guest mount made before it; flags: MS_RDONLY,
+ *                             MS_NOSUID, MS_NODEV, MS_NOEXEC)
  *                   2 source  string, at most a path long; for a bind mount,
  *                             a path inside the rootfs
  *                   3 dest    absolute path inside the rootfs, required
@@ -239,6 +243,9 @@ struct moat_proto_rlimit {
 	uint64_t soft;
 	uint64_t hard;
 };
+
+/* The type of a MOUNT the host made (see MOUNT above). */
+#define MOAT_PROTO_SHARE_MOUNT "moat-share"
 
 struct moat_proto_mount {
 	char *type;

@@ -58,6 +58,7 @@ struct build {
 	struct oci_config *user_cfg;      /* microVM mode: the user's config (cfg is the jail's) */
 	char *jail_root;                  /* microVM mode: the init's root, not rootfs */
 	struct moat_seccomp *seccomp; /* linux.seccomp, compiled */
+	struct moat_seccomp *vmm_seccomp; /* microVM mode: the jail's, for the supervisor */
 	bool hooks_started; /* a failed create then runs poststop, as delete would */
 	struct oci_string_map *policy_changes; /* what the policy changed, kept in the state */
 };
@@ -219,6 +220,7 @@ static int check_isolation(struct build *b, moat_error *err)
 	b->vm = xcalloc(1, sizeof(*b->vm));
 	b->vm->vm = *c;
 	b->vm->exec_fd = -1;
+	b->vm->qemu_fd = b->assets.qemu_fd;
 	return moat_vm_start_build(b->cfg, b->seccomp, &b->vm->start, err);
 }
 
@@ -235,13 +237,12 @@ static int make_jail(struct build *b, moat_error *err)
 	jail_root = xasprintf("%s/%s/" MOAT_VM_JAIL_DIR, root, b->o->id);
 	if (moat_vm_jail_make_root(b->dirfd, err) < 0 ||
 	    moat_vm_exec_listen(b->dirfd, &b->vm->exec_fd, err) < 0 ||
-	    moat_vm_jail_config(b->cfg, b->rootfs, jail_root, &b->assets, &b->vm->vm, &jail,
-				err) < 0)
+	    moat_vm_jail_config(b->cfg, b->rootfs, jail_root, &b->assets, b->vm, &jail, err) < 0)
 		return moat_error_ret(err);
 	b->user_cfg = b->cfg;
 	b->cfg = jail;
 	b->jail_root = TAKE_PTR(jail_root);
-	return 0;
+	return moat_seccomp_prepare_cached(jail->linux->seccomp, b->o->root, &b->vmm_seccomp, err);
 }
 
 static int make_fifo(struct build *b, moat_error *err)
@@ -321,6 +322,13 @@ static int auto_userns_failed(struct build *b, moat_error *err)
 			      "namespace: give the config a user namespace of its own, or turn "
 			      "auto-userns off in %s",
 			      cause, b->policy_path);
+}
+
+/* The filter the init loads: the config's, or in microVM mode the VMM's (the guest agent
+ * loads the config's). */
+static struct moat_seccomp *init_seccomp(const struct build *b)
+{
+	return b->vm ? b->vmm_seccomp : b->seccomp;
 }
 
 /* The root the init builds: the user's rootfs, or in microVM mode the VMM's jail. */
@@ -437,7 +445,7 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
 		return moat_error_ret(err);
 	if (b->cfg->process->terminal && receive_console(b, fd, err) < 0)
 		return moat_error_ret(err);
-	if (b->seccomp != NULL && moat_seccomp_uses_notify(b->seccomp) &&
+	if (init_seccomp(b) != NULL && moat_seccomp_uses_notify(init_seccomp(b)) &&
 	    pass_seccomp_listener(b, fd, err) < 0)
 		return moat_error_ret(err);
 	if (moat_sync_expect(fd, MOAT_SYNC_READY, NULL, err) < 0)
@@ -453,7 +461,7 @@ static int spawn(struct build *b, moat_error *err)
 				    .no_new_keyring = b->o->no_new_keyring,
 				    .preserve_fds = b->o->preserve_fds,
 				    .listen_fds = b->o->listen_fds, .cg = b->cg,
-				    .seccomp = b->vm ? NULL : b->seccomp, .vm = b->vm };
+				    .seccomp = init_seccomp(b), .vm = b->vm };
 	sigset_t all, saved;
 	int fds[2];
 
@@ -583,6 +591,7 @@ static void build_free(struct build *b)
 	moat_ns_plan_close(&b->ns);
 	moat_cgroup_free(b->cg);
 	moat_seccomp_free(b->seccomp);
+	moat_seccomp_free(b->vmm_seccomp);
 	oci_config_free(b->cfg);
 	oci_string_map_free(b->policy_changes);
 	free(b->cgroup_path);
@@ -591,11 +600,7 @@ static void build_free(struct build *b)
 	free(b->jail_root);
 	oci_config_free(b->user_cfg);
 	moat_vm_assets_free(&b->assets);
-	if (b->vm != NULL && b->vm->exec_fd >= 0)
-		close(b->vm->exec_fd); /* the supervisor holds its own */
-	if (b->vm != NULL)
-		moat_vm_start_free(&b->vm->start);
-	free(b->vm);
+	moat_vm_session_free(b->vm);
 	free(b->bundle);
 	free(b->rootfs);
 }

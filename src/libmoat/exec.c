@@ -147,6 +147,11 @@ __attribute__((noreturn)) static void exec_child(const struct child_args *c)
 	sigset_t none;
 	pid_t pid;
 
+	/* Not dumpable from before the setns until the program's execve: a process of the
+	 * container with CAP_SYS_PTRACE there could otherwise attach while we still hold every
+	 * capability in its user namespace and no filter (CVE-2016-9962); now that takes
+	 * CAP_SYS_PTRACE on the host. The clone below inherits it. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);

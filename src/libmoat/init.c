@@ -126,7 +126,8 @@ static int build_container(const struct moat_init_args *a, int *idmapped,
 			   struct moat_exec *exec, moat_error *err)
 {
 	struct moat_rootfs_opts ropts = { .userns = moat_ns_in_userns(a->ns),
-					  .no_pivot = a->no_pivot, .idmapped = idmapped };
+					  .no_pivot = a->no_pivot, .idmapped = idmapped,
+					  .inner = a->vm ? &a->vm->workload : NULL };
 	struct moat_rootfs *rootfs = NULL;
 	const struct oci_config *cfg = a->cfg;
 	int r;
@@ -142,10 +143,12 @@ static int build_container(const struct moat_init_args *a, int *idmapped,
 	/* createContainer: in the container's namespaces, before its root is
 	 * entered, so the hook's path still resolves as on the host. */
 	r = run_hooks(a, MOAT_HOOK_CREATE_CONTAINER, "creating", a->bundle, err);
+	if (r == 0)
+		r = moat_process_write_oom_score_adj(cfg->process, err);
 	if (r == 0 && moat_ns_in_userns(a->ns))
 		r = become_ns_root(err);
 	if (r == 0)
-		r = moat_process_write_proc(cfg, err);
+		r = moat_process_write_sysctl(cfg, err);
 	if (r == 0)
 		r = moat_rootfs_finish(rootfs, cfg, err);
 	moat_rootfs_free(rootfs);
@@ -266,12 +269,24 @@ static int enter_namespaces(const struct moat_init_args *a, moat_error *err)
 	return 0;
 }
 
+/* From here until the program's execve, a process in the container with CAP_SYS_PTRACE in
+ * its user namespace cannot attach to us, nor read our memory: that takes CAP_SYS_PTRACE on
+ * the host (CVE-2016-9962). exec.c's helper does the same. */
+static void not_dumpable(void)
+{
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
 void moat_init_stage1(const struct moat_init_args *a)
 {
 	moat_error err = MOAT_ERROR_INIT;
 	sigset_t none;
 	pid_t pid;
 
+	/* A root moat joins the container's namespaces not dumpable (a rootless one once the
+	 * parent has written its id maps, which needs its /proc files to be the user's). */
+	if (geteuid() == 0)
+		not_dumpable();
 	/* The flock on the state directory belongs to the moat process: a copy
 	 * here would keep the container locked until exec. */
 	close(a->lock_fd);
@@ -287,6 +302,7 @@ void moat_init_stage1(const struct moat_init_args *a)
 	}
 	if (enter_namespaces(a, &err) < 0)
 		die(a->sync_fd, &err);
+	not_dumpable();
 	/* CLONE_PARENT: the init becomes moat's child, not ours, so `run` can
 	 * wait for it and stage 1 can simply exit. */
 	pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, NULL);

@@ -987,10 +987,11 @@ static int check_proc_target(struct entry *e, const struct fs_handler *h, moat_e
 	return 0;
 }
 
-static int entry_run(struct entry *e, moat_error *err)
+static int entry_run(struct entry *e, int *ret_point, moat_error *err)
 {
 	const struct fs_handler *h = find_handler(e);
 	_cleanup_close_ int tfd = -1;
+	int r;
 
 	if (covers_root(e->m->destination))
 		return moat_error_msg(err, EINVAL, "a mount may not cover the container root");
@@ -1001,18 +1002,22 @@ static int entry_run(struct entry *e, moat_error *err)
 	e->t = (struct moat_mount_target){ tfd, e->rootfd, e->m->destination };
 	if (check_proc_target(e, h, err) < 0)
 		return moat_error_ret(err);
-	return h->mount(e, err);
+	r = h->mount(e, err);
+	if (r == 0 && ret_point != NULL)
+		*ret_point = TAKE_FD(tfd);
+	return r;
 }
 
 int moat_mount_entry(int rootfd, const struct oci_mount *m, size_t idx,
-		     struct moat_mount_src *src, struct moat_mount_env *env, moat_error *err)
+		     struct moat_mount_src *src, struct moat_mount_env *env, int *ret_point,
+		     moat_error *err)
 {
 	struct entry e = { .m = m, .src = src, .env = env, .rootfd = rootfd };
 	int r;
 
 	r = moat_mount_opts_parse(m->options, m->options_len, &e.o, err);
 	if (r == 0)
-		r = entry_run(&e, err);
+		r = entry_run(&e, ret_point, err);
 	moat_mount_opts_release(&e.o);
 	if (r < 0)
 		return moat_error_prefix(err, "mounts[%zu] (%s)", idx, m->destination);

@@ -89,8 +89,11 @@ int moat_mount_entry_prepare(const struct oci_mount *m, size_t idx, int idmapped
 			     struct moat_mount_src *ret, moat_error *err);
 
 /* Phase 2 for cfg->mounts[idx]: create the destination inside rootfd when missing and mount.
- * Errors read "mounts[3] (/data): bind '/host/x': No such file or directory". */
+ * Errors read "mounts[3] (/data): bind '/host/x': No such file or directory". ret_point, when
+ * not NULL, receives an O_PATH fd of the mount point the mount was made on (where the
+ * destination led, under the new mount). */
 int moat_mount_entry(int rootfd, const struct oci_mount *m, size_t idx,
-		     struct moat_mount_src *src, struct moat_mount_env *env, moat_error *err);
+		     struct moat_mount_src *src, struct moat_mount_env *env, int *ret_point,
+		     moat_error *err);
 
 #endif

@@ -192,46 +192,54 @@ static int proc_write(int procfd, const char *rel, const char *value, moat_error
 	return 0;
 }
 
-int moat_process_write_proc(const struct oci_config *cfg, moat_error *err)
+int moat_process_write_sysctl(const struct oci_config *cfg, moat_error *err)
 {
 	const struct oci_string_map *sysctl = cfg->linux ? cfg->linux->sysctl : NULL;
-	const struct oci_process *p = cfg->process;
 	_cleanup_close_ int procfd = -1;
-	size_t i;
-	int r;
 
-	if ((sysctl == NULL || sysctl->len == 0) && !p->oom_score_adj_present)
+	if (sysctl == NULL || sysctl->len == 0)
 		return 0;
 	if (open_private_procfs(&procfd, err) < 0)
 		return moat_error_ret(err);
-	for (i = 0; sysctl != NULL && i < sysctl->len; i++) {
+	for (size_t i = 0; i < sysctl->len; i++) {
 		_cleanup_free_ char *rel = xasprintf("sys/%s", sysctl->keys[i]);
-		char *c;
 
-		for (c = rel + 4; *c; c++)
+		for (char *c = rel + 4; *c; c++)
 			if (*c == '.')
 				*c = '/';
 		if (proc_write(procfd, rel, sysctl->values[i], err) < 0)
 			return moat_error_prefix(err, "linux.sysctl '%s'", sysctl->keys[i]);
 	}
-	if (p->oom_score_adj_present) {
-		char buf[16], rel[32];
+	return 0;
+}
 
-		/* By our pid in this procfs ("self" is a symlink, which the write refuses). */
-		snprintf(rel, sizeof(rel), "%d/oom_score_adj", (int)getpid());
-		snprintf(buf, sizeof(buf), "%d", p->oom_score_adj);
-		/* Changing credentials made us non-dumpable, which hands our /proc files to
-		 * the host's root: be dumpable for this one write (no other process of the
-		 * container exists yet to take advantage of it). */
+int moat_process_write_oom_score_adj(const struct oci_process *p, moat_error *err)
+{
+	_cleanup_close_ int procfd = -1;
+	char buf[16], rel[32];
+	bool rootless = geteuid() != 0;
+	int r;
+
+	if (!p->oom_score_adj_present)
+		return 0;
+	if (open_private_procfs(&procfd, err) < 0)
+		return moat_error_ret(err);
+	/* By our pid in this procfs ("self" is a symlink, which the write refuses). */
+	snprintf(rel, sizeof(rel), "%d/oom_score_adj", (int)getpid());
+	snprintf(buf, sizeof(buf), "%d", p->oom_score_adj);
+	/* Not being dumpable hands our /proc files to the host's root, which a root moat
+	 * still is here; a rootless one is dumpable for this one write (a tracer would need
+	 * its uid, and no process of the container exists yet). */
+	if (rootless)
 		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-		r = proc_write(procfd, rel, buf, err);
+	r = proc_write(procfd, rel, buf, err);
+	if (rootless)
 		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-		if (r < 0)
-			return moat_error_prefix(err, "process.oomScoreAdj %d%s", p->oom_score_adj,
-						 err->code == EACCES || err->code == EPERM
-							 ? " (lowering it needs CAP_SYS_RESOURCE)"
-							 : "");
-	}
+	if (r < 0)
+		return moat_error_prefix(err, "process.oomScoreAdj %d%s", p->oom_score_adj,
+					 err->code == EACCES || err->code == EPERM
+						 ? " (lowering it needs CAP_SYS_RESOURCE)"
+						 : "");
 	return 0;
 }
 

@@ -31,8 +31,11 @@ int moat_process_set_limits(const struct oci_process *p, moat_error *err);
 
 /* Kernel settings written through a private procfs instance, before the
  * container's own /proc exists and before its read-only paths apply:
- * linux.sysctl and process.oomScoreAdj. */
-int moat_process_write_proc(const struct oci_config *cfg, moat_error *err);
+ * linux.sysctl (as root of the container's user namespace, which the
+ * namespaces' sysctls belong to) and process.oomScoreAdj (before that switch:
+ * moat's processes are not dumpable, so their /proc files are the host root's). */
+int moat_process_write_sysctl(const struct oci_config *cfg, moat_error *err);
+int moat_process_write_oom_score_adj(const struct oci_process *p, moat_error *err);
 
 /* In the container root, before the identity switch: hostname, domainname,
  * session keyring, then moat_process_set_limits. */

@@ -388,15 +388,96 @@ static int finish_root(struct moat_rootfs *r, const struct oci_config *cfg, moat
 	return 0;
 }
 
-int moat_rootfs_finish(struct moat_rootfs *r, const struct oci_config *cfg, moat_error *err)
+/* The inner root, once the mounts before it made it: an O_PATH fd of its mount's root. */
+static int open_inner(const struct moat_rootfs *r, int *ret_fd, moat_error *err)
 {
+	const struct moat_rootfs_inner *in = r->opts.inner;
+	uint64_t id_root = 0, id_inner = 0;
+	_cleanup_close_ int fd = -1;
+
+	if (moat_safe_open(r->rootfd, in->path, O_PATH | O_DIRECTORY | O_NOFOLLOW, 0,
+			   MOAT_RESOLVE_NO_SYMLINKS, &fd, err) < 0)
+		return moat_error_prefix(err, "open %s", in->path);
+	if (mount_id(r->rootfd, &id_root) == 0 && mount_id(fd, &id_inner) == 0 &&
+	    id_root == id_inner)
+		return moat_error_msg(err, EXDEV, "%s is not a mount of its own", in->path);
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+/* Where the mount on point was made, as a path inside the inner root innerfd: the two fds'
+ * paths, the first a prefix of the second. Anything else (which the resolution inside the
+ * inner root rules out) is an error, so that no mount outside it goes unnoticed. */
+static int landed_at(int innerfd, int point, char **ret, moat_error *err)
+{
+	char inner[PATH_MAX], at[PATH_MAX], link[64];
+	ssize_t ni, na;
+	size_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", innerfd);
+	ni = readlink(link, inner, sizeof(inner) - 1);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", point);
+	na = readlink(link, at, sizeof(at) - 1);
+	if (ni < 0 || na < 0)
+		return moat_error_set(err, errno, "find where the mount was made");
+	inner[ni] = at[na] = '\0';
+	n = strcmp(inner, "/") == 0 ? 0 : (size_t)ni;
+	if (strncmp(at, inner, n) != 0 || (at[n] != '/' && at[n] != '\0'))
+		return moat_error_msg(err, EXDEV, "made on %s, outside %s", at, inner);
+	*ret = xstrdup(at[n] == '\0' ? "/" : at + n);
+	return 0;
+}
+
+/* cfg->mounts in order; with an inner root, its mounts inside it, which then becomes
+ * read-only when asked. */
+static int make_mounts(struct moat_rootfs *r, const struct oci_config *cfg, moat_error *err)
+{
+	const struct moat_rootfs_inner *in = r->opts.inner;
+	size_t first = in ? in->first : cfg->mounts_len;
+	_cleanup_close_ int inner = -1;
 	size_t i;
 
-	if (cfg->mounts_len != r->n_srcs)
-		return moat_error_msg(err, EINVAL, "the config changed between the rootfs phases");
-	for (i = 0; i < cfg->mounts_len; i++)
-		if (moat_mount_entry(r->rootfd, cfg->mounts[i], i, &r->srcs[i], &r->env, err) < 0)
+	for (i = 0; i < cfg->mounts_len; i++) {
+		_cleanup_close_ int point = -1;
+
+		if (i == first && open_inner(r, &inner, err) < 0)
 			return moat_error_ret(err);
+		if (i < first) {
+			if (moat_mount_entry(r->rootfd, cfg->mounts[i], i, &r->srcs[i], &r->env,
+					     NULL, err) < 0)
+				return moat_error_ret(err);
+			continue;
+		}
+		if (moat_mount_entry(inner, cfg->mounts[i], in->index[i - first], &r->srcs[i],
+				     &r->env, &point, err) < 0)
+			return moat_error_ret(err);
+		if (landed_at(inner, point, &in->landed[i - first], err) < 0)
+			return moat_error_prefix(err, "mounts[%zu] (%s)", in->index[i - first],
+						 cfg->mounts[i]->destination);
+	}
+	if (in == NULL || !in->readonly)
+		return 0;
+	if (inner < 0 && open_inner(r, &inner, err) < 0)
+		return moat_error_ret(err);
+	for (i = 0; in->dirs != NULL && in->dirs[i] != NULL; i++) {
+		_cleanup_close_ int dir = -1;
+
+		if (moat_safe_mkdir_p(inner, in->dirs[i], 0755, &dir, err) < 0)
+			return moat_error_prefix(err, "make the mount point %s", in->dirs[i]);
+	}
+	if (moat_mount_setattr(&(struct moat_mount_target){ inner, r->rootfd, in->path },
+			       MOUNT_ATTR_RDONLY, 0, false, err) < 0)
+		return moat_error_prefix(err, "root.readonly");
+	return 0;
+}
+
+int moat_rootfs_finish(struct moat_rootfs *r, const struct oci_config *cfg, moat_error *err)
+{
+	if (cfg->mounts_len != r->n_srcs ||
+	    (r->opts.inner != NULL && r->opts.inner->first > cfg->mounts_len))
+		return moat_error_msg(err, EINVAL, "the config changed between the rootfs phases");
+	if (make_mounts(r, cfg, err) < 0)
+		return moat_error_ret(err);
 	/* r->dev is NULL when the config binds something over /dev */
 	if (r->dev != NULL && (moat_devices_create(r->dev, r->rootfd, err) < 0 ||
 			       moat_devices_symlinks(r->rootfd, err) < 0))

@@ -26,6 +26,23 @@
 #include "error.h"
 #include "oci-config.h"
 
+/* A root inside the root, for the VMM's jail (vm-jail.h): cfg->mounts[first..] are the
+ * workload's, made inside the mount at path (which the mounts before them make) and each
+ * resolved inside it, as container mode resolves mounts inside the rootfs, so that none can
+ * land on the jail's own files; index[i - first] is the mount's index in the workload's
+ * config, for errors; landed[i - first] receives where it was made, as a path inside that
+ * mount (after symlinks). readonly: that mount becomes read-only once they are made, after
+ * the directories dirs[] (where the guest mounts filesystems of its own) were made inside it,
+ * as container mode makes its mount points before root.readonly applies. */
+struct moat_rootfs_inner {
+	const char *path;
+	size_t first;
+	const size_t *index;
+	char **landed;
+	bool readonly;
+	char **dirs; /* NULL-terminated; NULL: none */
+};
+
 struct moat_rootfs_opts {
 	bool userns;   /* the container runs in a user namespace (new or joined): no mknod, bind
 			* devices from the host */
@@ -33,6 +50,7 @@ struct moat_rootfs_opts {
 	int *idmapped; /* per cfg->mounts[i], then one for the rootfs: its idmapped source
 			* (mount-idmap.h) or -1; NULL: none. moat_rootfs_prepare takes them
 			* over and sets them to -1 */
+	const struct moat_rootfs_inner *inner; /* NULL: every mount is resolved in the root */
 };
 
 struct moat_rootfs;

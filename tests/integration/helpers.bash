@@ -102,6 +102,46 @@ build_rootfs_cache() {
 	[[ -e $ROOTFS_CACHE/.complete ]]
 }
 
+# build_prog NAME: tests/integration/progs/NAME.c built with `cc -static`, once per run,
+# into the shared cache (static, so it runs in a busybox rootfs); prints its path. Fails
+# when there is no static C toolchain.
+build_prog() {
+	local name=$1 base=${MOAT_TEST_CACHE:-$BATS_RUN_TMPDIR} out
+	out=$base/progs/$name
+	if [[ ! -x $out ]]; then
+		mkdir -p "$base/progs" || return 1
+		cc -static -O2 -Wall -o "$out.$$" "$BATS_TEST_DIRNAME/progs/$name.c" || return 1
+		mv "$out.$$" "$out"
+	fi
+	echo "$out"
+}
+
+# --- microVM tests ---------------------------------------------------------
+
+# microvm_setup_file / microvm_setup: for the files that run microVMs (TCG: these machines'
+# /dev/kvm cannot run a guest kernel). The guest kernel and the agent's initramfs come from
+# MOAT_VM_DIR (tests/run-tests.sh points it at the build tree; `make vm-kernel` builds the
+# kernel). The bundle is shaped as engines write it: no user namespace (moat adds one, with
+# the rootfs idmapped), a writable root.
+microvm_setup_file() {
+	moat_setup_file
+	: "${MOAT_VM_DIR:=$(dirname "$MOAT_BINARY")/vm}"
+	export MOAT_VM_DIR
+}
+
+microvm_setup() {
+	moat_setup
+	[[ -r $MOAT_VM_DIR/moat-guest-kernel ]] ||
+		skip "no guest kernel in $MOAT_VM_DIR (build it with make vm-kernel)"
+	[[ -r $MOAT_VM_DIR/moat-initramfs ]] ||
+		skip "no guest initramfs in $MOAT_VM_DIR (built by make)"
+	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is not installed"
+	make_bundle "$TEST_DIR/bundle"
+	cfg_set '.annotations["moat.isolation"] = "microvm" | .annotations["moat.vm.accel"] = "tcg"
+		| .root.readonly = false | .linux.namespaces |= map(select(.type != "user"))
+		| del(.linux.uidMappings, .linux.gidMappings)'
+}
+
 # --- per-test setup and teardown ------------------------------------------
 
 moat_setup_file() {

@@ -10,23 +10,11 @@
 load helpers
 
 setup_file() {
-	moat_setup_file
-	: "${MOAT_VM_DIR:=$(dirname "$MOAT_BINARY")/vm}"
-	export MOAT_VM_DIR
+	microvm_setup_file
 }
 
 setup() {
-	moat_setup
-	[[ -r $MOAT_VM_DIR/moat-guest-kernel ]] ||
-		skip "no guest kernel in $MOAT_VM_DIR (build it with make vm-kernel)"
-	[[ -r $MOAT_VM_DIR/moat-initramfs ]] ||
-		skip "no guest initramfs in $MOAT_VM_DIR (built by make)"
-	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is not installed"
-	make_bundle
-	# as engines write it: no user namespace (moat adds one, with the rootfs idmapped)
-	cfg_set '.annotations["moat.isolation"] = "microvm" | .annotations["moat.vm.accel"] = "tcg"
-		| .root.readonly = false | .linux.namespaces |= map(select(.type != "user"))
-		| del(.linux.uidMappings, .linux.gidMappings)'
+	microvm_setup
 }
 
 # count_above N: the workload's counter in /srv/count has passed N.

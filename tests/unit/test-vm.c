@@ -166,14 +166,19 @@ static void test_start_message(void **state)
 	assert_int_equal(m.process.n_rlimits, 1);
 	assert_int_equal(m.process.rlimits[0].type, 7); /* RLIMIT_NOFILE */
 	assert_null(m.process.seccomp);
-	/* the bind mount is the host's to make; cgroup becomes cgroup2 */
-	assert_int_equal(m.n_mounts, 3);
+	/* the bind mount is the host's to make, and the guest's to keep in sight; cgroup
+	 * becomes cgroup2 */
+	assert_int_equal(m.n_mounts, 4);
 	assert_string_equal(m.mounts[0].type, "proc");
 	assert_int_equal(m.mounts[0].flags, MS_NOSUID | MS_NOEXEC);
-	assert_string_equal(m.mounts[1].type, "cgroup2");
-	assert_int_equal(m.mounts[1].flags, MS_RDONLY);
-	assert_string_equal(m.mounts[2].dest, "/tmp");
-	assert_string_equal(m.mounts[2].data, "mode=1777,size=1m");
+	assert_string_equal(m.mounts[1].type, MOAT_PROTO_SHARE_MOUNT);
+	assert_string_equal(m.mounts[1].dest, "/data");
+	assert_null(m.mounts[1].source);
+	assert_int_equal(m.mounts[1].flags, 0);
+	assert_string_equal(m.mounts[2].type, "cgroup2");
+	assert_int_equal(m.mounts[2].flags, MS_RDONLY);
+	assert_string_equal(m.mounts[3].dest, "/tmp");
+	assert_string_equal(m.mounts[3].data, "mode=1777,size=1m");
 	assert_string_equal(m.hostname, "guest");
 	assert_true(m.root_readonly);
 	/* and the protocol takes it */
@@ -222,8 +227,9 @@ static bool argv_has(char **argv, const char *a, const char *b)
 static void test_qemu_argv(void **state)
 {
 	struct moat_vm_choice vm = { MOAT_ISOLATION_MICROVM, MOAT_VM_ACCEL_TCG, 300, 2 };
-	struct moat_vm_launch l = { "/usr/bin/qemu-system-x86_64", "/k", "/i", "/root,fs", NULL,
-				    &vm, 5 };
+	struct moat_vm_launch l = { .qemu = "/usr/bin/qemu-system-x86_64", .qemu_fd = -1,
+				    .kernel = "/k", .initramfs = "/i", .rootfs = "/root,fs",
+				    .vm = &vm, .agent_fd = 5 };
 	char **argv = moat_vm_qemu_argv(&l);
 
 	(void)state;
@@ -237,7 +243,7 @@ static void test_qemu_argv(void **state)
 	assert_true(argv_has(argv, "-sandbox",
 			     "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"));
 	/* a comma in a path is doubled, as QEMU's option syntax wants */
-	assert_true(argv_has(argv, "-fsdev", "local,id=root,path=/root,,fs,security_model=none"));
+	assert_true(argv_has(argv, "-fsdev", "local,id=root,path=/root,,fs,security_model=none,multidevs=remap"));
 	assert_true(argv_has(argv, "-device", "virtserialport,chardev=agent,name=moat.0"));
 	assert_true(argv_has(argv, "-chardev", "null,id=con"));
 	moat_vm_argv_free(argv);
@@ -245,6 +251,12 @@ static void test_qemu_argv(void **state)
 	argv = moat_vm_qemu_argv(&l);
 	assert_true(argv_has(argv, "-accel", "kvm"));
 	assert_true(argv_has(argv, "-cpu", "host"));
+	moat_vm_argv_free(argv);
+	/* a read-only root is exported read-only */
+	l.rootfs_readonly = true;
+	argv = moat_vm_qemu_argv(&l);
+	assert_true(argv_has(argv, "-fsdev",
+			     "local,id=root,path=/root,,fs,security_model=none,multidevs=remap,readonly=on"));
 	moat_vm_argv_free(argv);
 }
 

@@ -130,6 +130,24 @@ static int guest_mount(const struct oci_mount *m, size_t idx, struct moat_proto_
 	return 0;
 }
 
+/* A bind the host makes: the agent makes sure the guest sees it (vm-guest-spec.h). dest is
+ * the destination until the init knows where it was made. */
+static int share_mount(const struct oci_mount *m, size_t idx, struct moat_proto_mount *ret,
+		       moat_error *err)
+{
+	struct moat_mount_opts o;
+
+	if (moat_mount_opts_parse(m->options, m->options_len, &o, err) < 0)
+		return moat_error_prefix(err, "mounts[%zu] (%s)", idx, m->destination);
+	*ret = (struct moat_proto_mount){
+		.type = xstrdup(MOAT_PROTO_SHARE_MOUNT),
+		.dest = xstrdup(m->destination),
+		.flags = o.ms_set & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC),
+	};
+	moat_mount_opts_release(&o);
+	return 0;
+}
+
 static void free_mounts(struct moat_proto_mount *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -151,9 +169,12 @@ int moat_vm_start_build(const struct oci_config *cfg, const struct moat_seccomp 
 		return moat_error_ret(err);
 	m.mounts = xcalloc(cfg->mounts_len + 1, sizeof(*m.mounts));
 	for (size_t i = 0; i < cfg->mounts_len; i++) {
-		if (moat_mount_is_bind(cfg->mounts[i]))
-			continue; /* made on the host, inside the shared rootfs */
-		if (guest_mount(cfg->mounts[i], i, &m.mounts[m.n_mounts], err) < 0) {
+		/* a bind is made on the host, inside the shared rootfs */
+		int (*make)(const struct oci_mount *, size_t, struct moat_proto_mount *,
+			    moat_error *) = moat_mount_is_bind(cfg->mounts[i]) ? share_mount
+									      : guest_mount;
+
+		if (make(cfg->mounts[i], i, &m.mounts[m.n_mounts], err) < 0) {
 			moat_vm_start_free(&m);
 			return moat_error_ret(err);
 		}

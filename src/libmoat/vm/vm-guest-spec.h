@@ -6,6 +6,13 @@
  * bind mounts are host paths, so moat makes them on the host inside the shared rootfs
  * (they reach the guest through the share), and every other mount (proc, sysfs, tmpfs,
  * devpts, mqueue, cgroup) is the agent's to make inside the guest.
+ *
+ * START lists every config mount, in the config's order: a bind as an entry of type
+ * MOAT_PROTO_SHARE_MOUNT whose dest is where the host made it (the init fills that in once it
+ * is made: a symlink in the destination may have led elsewhere inside the rootfs). A guest
+ * mount made before it over that place would hide it; the agent then binds it again from the
+ * share, as it saw it before mounting anything, so the guest has every mount the config asks
+ * for, stacked in the config's order, as container mode has them.
  */
 #ifndef MOAT_VM_GUEST_SPEC_H
 #define MOAT_VM_GUEST_SPEC_H

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -14,8 +15,10 @@
 
 #include "mount.h"
 #include "utils.h"
+#include "vm-guest-spec.h"
 #include "vm-launch.h"
 #include "vm-relay.h"
+#include "vm-seccomp.h"
 
 #ifndef PKGLIBDIR
 #define PKGLIBDIR "/usr/local/lib/moat"
@@ -27,19 +30,39 @@
 
 /* ---- the host's files ------------------------------------------------------------------ */
 
+/* The host's QEMU, by fd: the supervisor executes this file, whatever a path in the jail
+ * holds by then. */
+static int open_qemu(int *ret_fd, moat_error *err)
+{
+	_cleanup_close_ int fd = open(MOAT_VM_HOST_QEMU, O_PATH | O_CLOEXEC);
+	struct stat st;
+	int e = 0;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		e = errno;
+	else if (!S_ISREG(st.st_mode))
+		e = EACCES;
+	else if (faccessat(fd, "", X_OK, AT_EMPTY_PATH) < 0)
+		e = errno;
+	if (e != 0)
+		return moat_error_set(err, e, "microvm: %s (install Debian's qemu-system-x86)",
+				      MOAT_VM_HOST_QEMU);
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
 int moat_vm_assets_find(struct moat_vm_assets *ret, moat_error *err)
 {
 	const char *dir = getenv("MOAT_VM_DIR");
-	struct moat_vm_assets a = { 0 };
+	struct moat_vm_assets a = { .qemu_fd = -1 };
 	int r = 0;
 
 	if (dir == NULL || dir[0] == '\0')
 		dir = PKGLIBDIR;
 	a.kernel = xasprintf("%s/" VM_KERNEL_NAME, dir);
 	a.initramfs = xasprintf("%s/" VM_INITRAMFS_NAME, dir);
-	if (access(MOAT_VM_JAIL_QEMU, X_OK) < 0)
-		r = moat_error_set(err, errno, "microvm: %s (install Debian's qemu-system-x86)",
-				   MOAT_VM_JAIL_QEMU);
+	if (open_qemu(&a.qemu_fd, err) < 0)
+		r = moat_error_ret(err);
 	else if (access(a.kernel, R_OK) < 0)
 		r = moat_error_set(err, errno, "microvm: the guest kernel %s (build it with `make "
 				   "vm-kernel` and install moat)", a.kernel);
@@ -58,7 +81,9 @@ void moat_vm_assets_free(struct moat_vm_assets *a)
 {
 	free(a->kernel);
 	free(a->initramfs);
-	*a = (struct moat_vm_assets){ 0 };
+	if (a->qemu_fd >= 0)
+		close(a->qemu_fd);
+	*a = (struct moat_vm_assets){ .qemu_fd = -1 };
 }
 
 /* ---- the jail's root ------------------------------------------------------------------- */
@@ -152,10 +177,88 @@ static void add_mount(struct oci_config *c, const char *dest, const char *type,
 		add_mount(c, dest, type, source, o_, MOAT_ARRAY_SIZE(o_));                    \
 	} while (0)
 
-/* What QEMU needs, read-only; the rootfs with the user's bind mounts inside it. */
-static void jail_mounts(struct oci_config *jail, const struct oci_config *user,
-			const char *rootfs, const struct moat_vm_assets *a)
+/* A bind of the workload's that cannot be written through. */
+static bool bind_readonly(const struct oci_mount *m)
 {
+	moat_error ignored = MOAT_ERROR_INIT;
+	struct moat_mount_opts o;
+	bool ro;
+
+	if (moat_mount_opts_parse(m->options, m->options_len, &o, &ignored) < 0) {
+		moat_error_clear(&ignored);
+		return false; /* create reports the bad option */
+	}
+	ro = ((o.attr_set | o.rec_attr_set) & MOUNT_ATTR_RDONLY) != 0;
+	moat_mount_opts_release(&o);
+	return ro;
+}
+
+/* The next component of *p ("" at the end), skipping empty and "." ones. */
+static size_t next_component(const char **p)
+{
+	for (;;) {
+		size_t n;
+
+		while (**p == '/')
+			(*p)++;
+		n = strcspn(*p, "/");
+		if (n == 1 && **p == '.') {
+			(*p)++;
+			continue;
+		}
+		return n;
+	}
+}
+
+/* Whether path is dir or lies under it, component by component (".." is never under). */
+static bool lexically_under(const char *path, const char *dir)
+{
+	for (;;) {
+		size_t nd = next_component(&dir), np = next_component(&path);
+
+		if (nd == 0)
+			return true;
+		if (np != nd || strncmp(path, dir, nd) != 0 || (nd == 2 && strncmp(dir, "..", 2) == 0))
+			return false;
+		path += np;
+		dir += nd;
+	}
+}
+
+/* Where the guest agent mounts filesystems of its own (/dev, and the config's mounts that are
+ * not binds) on the rootfs itself, not inside an earlier mount: made on the host side when
+ * the rootfs becomes read-only there, as container mode makes them. */
+static char **guest_mount_points(const struct oci_config *user)
+{
+	char **dirs = xcalloc(user->mounts_len + 2, sizeof(*dirs));
+	size_t n = 0;
+
+	dirs[n++] = xstrdup("/dev");
+	for (size_t i = 0; i < user->mounts_len; i++) {
+		const char *dest = user->mounts[i]->destination;
+		bool nested = false;
+
+		if (moat_mount_is_bind(user->mounts[i]))
+			continue;
+		for (size_t j = 0; j < i && !nested; j++)
+			nested = lexically_under(dest, user->mounts[j]->destination);
+		for (size_t j = 0; j < n && !nested; j++)
+			nested = lexically_under(dest, dirs[j]);
+		if (!nested)
+			dirs[n++] = xstrdup(dest);
+	}
+	return dirs;
+}
+
+/* What QEMU needs, read-only, resolved in the jail's root; the rootfs; then the user's bind
+ * mounts, with their own destinations: s->workload makes the init resolve them inside the
+ * rootfs (rootfs.h), never in the jail. */
+static void jail_mounts(struct oci_config *jail, const struct oci_config *user,
+			const char *rootfs, const struct moat_vm_assets *a,
+			struct moat_vm_session *s)
+{
+	bool readonly = user->root != NULL && user->root->readonly;
+
 	for (size_t i = 0; i < jail->mounts_len; i++)
 		ocijson_free(&oci_mount_type, jail->mounts[i]);
 	free(jail->mounts);
@@ -176,16 +279,28 @@ static void jail_mounts(struct oci_config *jail, const struct oci_config *user,
 	ADD(jail, MOAT_VM_JAIL_INITRAMFS, "bind", a->initramfs, "bind", "ro", "nosuid", "nodev",
 	    "noexec");
 	ADD(jail, MOAT_VM_JAIL_ROOTFS, "bind", rootfs, "rbind", "nosuid", "nodev");
+	s->workload_index = xcalloc(user->mounts_len + 1, sizeof(*s->workload_index));
+	s->workload_landed = xcalloc(user->mounts_len + 1, sizeof(*s->workload_landed));
+	s->workload = (struct moat_rootfs_inner){ .path = MOAT_VM_JAIL_ROOTFS,
+						  .first = jail->mounts_len,
+						  .index = s->workload_index,
+						  .landed = s->workload_landed,
+						  .readonly = readonly };
 	for (size_t i = 0; i < user->mounts_len; i++) {
 		const struct oci_mount *m = user->mounts[i];
-		_cleanup_free_ char *dest = NULL;
 
 		if (!moat_mount_is_bind(m))
 			continue; /* the guest agent makes it */
-		dest = xasprintf(MOAT_VM_JAIL_ROOTFS "%s%s", m->destination[0] == '/' ? "" : "/",
-				 m->destination);
-		add_mount(jail, dest, m->type ? m->type : "bind", m->source,
+		s->workload_index[jail->mounts_len - s->workload.first] = i;
+		readonly = readonly && bind_readonly(m);
+		add_mount(jail, m->destination, m->type ? m->type : "bind", m->source,
 			  (const char *const *)m->options, m->options_len);
+	}
+	s->n_workload = jail->mounts_len - s->workload.first;
+	s->share_readonly = readonly;
+	if (s->workload.readonly) {
+		s->guest_dirs = guest_mount_points(user);
+		s->workload.dirs = s->guest_dirs;
 	}
 }
 
@@ -224,12 +339,14 @@ static void jail_process(struct oci_config *jail)
 	p->rlimits_len = 0;
 }
 
-/* The guest's filter is the agent's to load; the devices are the guest's own, but for
- * KVM's. */
-static void jail_linux(struct oci_linux *lx, const struct moat_vm_choice *vm)
+/* The guest's filter is the agent's to load, and the VMM's own is this one's; the devices are
+ * the guest's own, but for KVM's. */
+static int jail_linux(struct oci_linux *lx, const struct moat_vm_choice *vm, moat_error *err)
 {
 	ocijson_free(&oci_seccomp_type, lx->seccomp);
 	lx->seccomp = NULL;
+	if (moat_vm_seccomp_profile(&lx->seccomp, err) < 0)
+		return moat_error_ret(err);
 	for (size_t i = 0; i < lx->devices_len; i++)
 		ocijson_free(&oci_device_type, lx->devices[i]);
 	free(lx->devices);
@@ -246,11 +363,12 @@ static void jail_linux(struct oci_linux *lx, const struct moat_vm_choice *vm)
 						       .minor = 232, .minor_present = true };
 		lx->devices_len = 1;
 	}
+	return 0;
 }
 
 int moat_vm_jail_config(const struct oci_config *user, const char *rootfs,
 			const char *jail_root, const struct moat_vm_assets *a,
-			const struct moat_vm_choice *vm, struct oci_config **ret, moat_error *err)
+			struct moat_vm_session *s, struct oci_config **ret, moat_error *err)
 {
 	struct oci_config *jail = copy_config(user, err);
 
@@ -259,12 +377,33 @@ int moat_vm_jail_config(const struct oci_config *user, const char *rootfs,
 	free(jail->root->path);
 	jail->root->path = xstrdup(jail_root);
 	jail->root->readonly = jail->root->readonly_present = true;
-	jail_mounts(jail, user, rootfs, a);
+	jail_mounts(jail, user, rootfs, a, s);
 	jail_process(jail);
-	if (jail->linux != NULL)
-		jail_linux(jail->linux, vm);
+	if (jail->linux == NULL)
+		jail->linux = xcalloc(1, sizeof(*jail->linux));
+	if (jail_linux(jail->linux, &s->vm, err) < 0) {
+		oci_config_free(jail);
+		return moat_error_ret(err);
+	}
 	*ret = jail;
 	return 0;
+}
+
+void moat_vm_session_free(struct moat_vm_session *s)
+{
+	if (s == NULL)
+		return;
+	if (s->exec_fd >= 0)
+		close(s->exec_fd);
+	moat_vm_start_free(&s->start);
+	free(s->workload_index);
+	for (size_t i = 0; s->workload_landed != NULL && i < s->n_workload; i++)
+		free(s->workload_landed[i]);
+	free(s->workload_landed);
+	for (size_t i = 0; s->guest_dirs != NULL && s->guest_dirs[i] != NULL; i++)
+		free(s->guest_dirs[i]);
+	free(s->guest_dirs);
+	free(s);
 }
 
 /* ---- in the init ----------------------------------------------------------------------- */
@@ -299,14 +438,35 @@ static void raw_terminal(int fd)
 	}
 }
 
+/* START as the guest gets it: each bind of the workload's at the place in the rootfs the
+ * init made it (vm-guest-spec.h). The copy borrows everything but its mounts array. */
+static struct moat_msg_start start_message(const struct moat_vm_session *s)
+{
+	struct moat_msg_start m = s->start;
+
+	m.mounts = xcalloc(m.n_mounts + 1, sizeof(*m.mounts));
+	memcpy(m.mounts, s->start.mounts, m.n_mounts * sizeof(*m.mounts));
+	for (size_t k = 0; k < s->n_workload; k++) {
+		size_t i = s->workload_index[k];
+
+		if (i < m.n_mounts && s->workload_landed[k] != NULL &&
+		    strcmp(m.mounts[i].type, MOAT_PROTO_SHARE_MOUNT) == 0)
+			m.mounts[i].dest = s->workload_landed[k];
+	}
+	return m;
+}
+
 int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 {
+	struct moat_msg_start start = start_message(s);
 	moat_error err = MOAT_ERROR_INIT;
-	struct moat_vm_launch l = { .qemu = MOAT_VM_JAIL_QEMU, .kernel = MOAT_VM_JAIL_KERNEL,
+	struct moat_vm_launch l = { .qemu = MOAT_VM_JAIL_QEMU, .qemu_fd = s->qemu_fd,
+				    .kernel = MOAT_VM_JAIL_KERNEL,
 				    .initramfs = MOAT_VM_JAIL_INITRAMFS,
-				    .rootfs = MOAT_VM_JAIL_ROOTFS, .vm = &s->vm };
+				    .rootfs = MOAT_VM_JAIL_ROOTFS,
+				    .rootfs_readonly = s->share_readonly, .vm = &s->vm };
 	struct moat_vm_relay r = { .in_fd = 0, .out_fd = 1, .err_fd = 2, .terminal = terminal,
-				   .start = &s->start, .exec_fd = s->exec_fd,
+				   .start = &start, .exec_fd = s->exec_fd,
 				   .boot_timeout_ms = VM_BOOT_TIMEOUT_MS };
 	int sp[2], code = -1;
 
@@ -326,9 +486,11 @@ int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 		raw_terminal(0);
 	if (moat_vm_relay_run(&r, &code, &err) < 0)
 		goto fail;
+	free(start.mounts);
 	return code;
 fail:
 	fprintf(stderr, "moat: %s\n", err.msg ? err.msg : "microvm: failed");
 	moat_error_clear(&err);
+	free(start.mounts);
 	return code >= 0 ? code : 125;
 }

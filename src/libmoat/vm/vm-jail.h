@@ -9,6 +9,18 @@
  * capabilities, no_new_privs, and runs as root of the container's user namespace, an
  * unprivileged uid on the host. The init, once started, does not exec the user's program:
  * it becomes the supervisor, starts QEMU inside that jail and relays (vm-relay.h).
+ *
+ * The workload controls the rootfs and its volumes, so nothing it holds may reach the jail:
+ *   - the jail's own mounts come first and are resolved in the jail's root, which moat made;
+ *     the workload's bind mounts follow, each resolved inside /rootfs exactly as container
+ *     mode resolves it inside the root (a symlink or ".." in a destination stays inside);
+ *   - QEMU is executed from an fd of the host's binary opened before the jail exists, with
+ *     an environment of its own, never by a path inside the jail;
+ *   - the supervisor, and QEMU after it, run under a seccomp filter (vm-seccomp.h) that the
+ *     VMM cannot drop, whatever QEMU's own -sandbox does;
+ *   - root.readonly and ro binds hold on the host side: /rootfs is made read-only once the
+ *     binds are in, and QEMU exports the share read-only when nothing in it is writable, so
+ *     a guest kernel that ignores its own mount flags still cannot write.
  */
 #ifndef MOAT_VM_JAIL_H
 #define MOAT_VM_JAIL_H
@@ -16,8 +28,11 @@
 #include "error.h"
 #include "oci-config.h"
 #include "proto.h"
+#include "rootfs.h"
 #include "vm-select.h"
 
+/* The host's QEMU, opened by moat before the jail is built. */
+#define MOAT_VM_HOST_QEMU "/usr/bin/qemu-system-x86_64"
 /* Where the jail finds what it needs (paths inside the jail). */
 #define MOAT_VM_JAIL_QEMU "/usr/bin/qemu-system-x86_64"
 #define MOAT_VM_JAIL_KERNEL "/moat-vm/kernel"
@@ -27,11 +42,13 @@
 #define MOAT_VM_JAIL_DIR "jail"
 
 /* The host's files for the guest: the kernel and the initramfs from MOAT_VM_DIR (the
- * environment) or the directory moat was installed with, and QEMU. Missing ones are errors
- * naming what to install or build. */
+ * environment) or the directory moat was installed with, and QEMU (an O_PATH fd of the
+ * host's binary, which the supervisor executes). Missing ones are errors naming what to
+ * install or build. */
 struct moat_vm_assets {
 	char *kernel;
 	char *initramfs;
+	int qemu_fd;
 };
 int moat_vm_assets_find(struct moat_vm_assets *ret, moat_error *err);
 void moat_vm_assets_free(struct moat_vm_assets *a);
@@ -40,18 +57,29 @@ void moat_vm_assets_free(struct moat_vm_assets *a);
  * state_dirfd/MOAT_VM_JAIL_DIR. */
 int moat_vm_jail_make_root(int state_dirfd, moat_error *err);
 
-/* The config the jail is built from: user's namespaces, cgroup and resources, root at
- * jail_root, the mounts described above, the supervisor as its process. */
-int moat_vm_jail_config(const struct oci_config *user, const char *rootfs,
-			const char *jail_root, const struct moat_vm_assets *a,
-			const struct moat_vm_choice *vm, struct oci_config **ret, moat_error *err);
-
 /* What the init needs to be the supervisor. */
 struct moat_vm_session {
 	struct moat_vm_choice vm;
 	struct moat_msg_start start; /* for the workload */
 	int exec_fd;                 /* the listening socket moat exec connects to */
+	int qemu_fd;                 /* the host's QEMU (moat_vm_assets.qemu_fd, not owned) */
+	struct moat_rootfs_inner workload; /* the workload's mounts inside /rootfs */
+	size_t *workload_index;      /* workload.index's storage */
+	char **workload_landed;      /* workload.landed's storage (filled in by the init) */
+	size_t n_workload;           /* how many mounts of the jail are the workload's */
+	char **guest_dirs;           /* workload.dirs's storage */
+	bool share_readonly;         /* nothing in /rootfs is writable: export it read-only */
 };
+
+/* Closes exec_fd (the supervisor holds its own copy); accepts NULL. */
+void moat_vm_session_free(struct moat_vm_session *s);
+
+/* The config the jail is built from: user's namespaces, cgroup and resources, root at
+ * jail_root, the mounts described above (their layout in s->workload and
+ * s->share_readonly), the supervisor as its process under the VMM's seccomp filter. */
+int moat_vm_jail_config(const struct oci_config *user, const char *rootfs,
+			const char *jail_root, const struct moat_vm_assets *a,
+			struct moat_vm_session *s, struct oci_config **ret, moat_error *err);
 
 /* The container's network namespace holds nothing but lo: the guest gets no network yet,
  * and a container that expects one must not run without it. Run in the init. */

@@ -9,12 +9,25 @@
 #include <string.h>
 #include <linux/close_range.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "utils.h"
 
 /* The fd number QEMU finds the agent's socket at. */
 #define QEMU_AGENT_FD 3
+
+/* QEMU's whole environment. */
+static char *const qemu_env[] = { "PATH=/usr/bin", NULL };
+
+/* In the child: exec l's QEMU, by its fd when it has one. */
+static void exec_qemu(const struct moat_vm_launch *l, int qemu_fd, char **argv)
+{
+	if (qemu_fd >= 0)
+		syscall(SYS_execveat, qemu_fd, "", argv, qemu_env, AT_EMPTY_PATH);
+	else
+		execve(l->qemu, argv, qemu_env);
+}
 
 struct argv_builder {
 	char **v;
@@ -105,7 +118,10 @@ char **moat_vm_qemu_argv(const struct moat_vm_launch *l)
 	add(&b, "-device");
 	add(&b, "virtserialport,chardev=agent,name=moat.0");
 	add(&b, "-fsdev");
-	addf(&b, "local,id=root,path=%s,security_model=none", rootfs);
+	/* multidevs=remap: the share holds the config's bind mounts, other filesystems, whose
+	 * inode numbers must not collide in the guest */
+	addf(&b, "local,id=root,path=%s,security_model=none,multidevs=remap%s", rootfs,
+	     l->rootfs_readonly ? ",readonly=on" : "");
 	add(&b, "-device");
 	add(&b, "virtio-9p-device,fsdev=root,mount_tag=moatroot");
 	return b.v;
@@ -132,14 +148,18 @@ int moat_vm_launch(const struct moat_vm_launch *l, pid_t *ret_pid, moat_error *e
 	}
 	pid = fork();
 	if (pid == 0) {
+		/* above the agent's number, so dup2 cannot close it */
+		int qemu_fd = l->qemu_fd < 0 ? -1 : fcntl(l->qemu_fd, F_DUPFD_CLOEXEC,
+							  QEMU_AGENT_FD + 1);
+
 		close(e[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (dup2(l->agent_fd, QEMU_AGENT_FD) < 0 ||
+		if ((l->qemu_fd >= 0 && qemu_fd < 0) || dup2(l->agent_fd, QEMU_AGENT_FD) < 0 ||
 		    (e[1] <= QEMU_AGENT_FD && (e[1] = fcntl(e[1], F_DUPFD_CLOEXEC, 4)) < 0))
 			_exit(127);
 		close_range(QEMU_AGENT_FD + 1, ~0U, CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC);
 		fcntl(e[1], F_SETFD, FD_CLOEXEC);
-		execv(argv[0], argv);
+		exec_qemu(l, qemu_fd, argv);
 		child_errno = errno;
 		write_all(e[1], &child_errno, sizeof(child_errno));
 		_exit(127);

@@ -11,16 +11,19 @@
 #ifndef MOAT_VM_LAUNCH_H
 #define MOAT_VM_LAUNCH_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "error.h"
 #include "vm-select.h"
 
 struct moat_vm_launch {
-	const char *qemu;        /* the qemu-system-x86_64 binary */
+	const char *qemu;        /* the qemu-system-x86_64 binary: its name in argv[0] */
+	int qemu_fd;             /* the binary executed (execveat); -1: qemu, by path */
 	const char *kernel;      /* the guest kernel image */
 	const char *initramfs;   /* the agent's initramfs */
 	const char *rootfs;      /* the directory shared as the guest's root */
+	bool rootfs_readonly;    /* share it read-only */
 	const char *console_log; /* where the guest kernel's console goes; NULL: nowhere */
 	const struct moat_vm_choice *vm;
 	int agent_fd;            /* QEMU's end of the agent's socket */
@@ -30,8 +33,8 @@ struct moat_vm_launch {
 char **moat_vm_qemu_argv(const struct moat_vm_launch *l);
 void moat_vm_argv_free(char **argv);
 
-/* Fork and exec QEMU; *ret_pid is its pid. Only agent_fd and stdio cross into it; QEMU
- * dies with its parent. */
+/* Fork and exec QEMU; *ret_pid is its pid. Only agent_fd and stdio cross into it, with an
+ * environment of its own (PATH alone: nothing of the caller's); QEMU dies with its parent. */
 int moat_vm_launch(const struct moat_vm_launch *l, pid_t *ret_pid, moat_error *err);
 
 #endif
