@@ -74,6 +74,11 @@ static int set_sets(uint64_t eff, uint64_t prm, uint64_t inh, moat_error *err)
 	return 0;
 }
 
+int moat_caps_set(uint64_t effective, uint64_t permitted, uint64_t inheritable, moat_error *err)
+{
+	return set_sets(effective, permitted, inheritable, err);
+}
+
 static int permitted_now(uint64_t *ret, moat_error *err)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };

@@ -29,6 +29,9 @@ int moat_caps_keep(moat_error *err);
  * inheritable stay empty unless the config asked for them. */
 int moat_caps_apply(const struct moat_caps *caps, moat_error *err);
 
+/* Set the effective, permitted and inheritable sets (capset), nothing else. */
+int moat_caps_set(uint64_t effective, uint64_t permitted, uint64_t inheritable, moat_error *err);
+
 /* Make the effective set the permitted one, the others unchanged: changing the fs ids from or
  * to 0 drops or raises the file capabilities in it. */
 int moat_caps_raise_effective(moat_error *err);

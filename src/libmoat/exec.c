@@ -96,14 +96,19 @@ struct child_args {
 	int sync_fd;
 };
 
-/* With SCMP_ACT_NOTIFY, the process waits until moat has handed the listener its fd: if that
- * fails, moat kills it before it runs anything. */
-static int load_seccomp(const struct child_args *c, moat_error *err)
+/* The last step before execve (init.h moat_init_confine_last). With SCMP_ACT_NOTIFY, the
+ * process waits until moat has handed the listener its fd: if that fails, moat kills it
+ * before it runs anything. */
+static int confine_last(const struct child_args *c, const struct oci_process *p,
+			moat_error *err)
 {
-	if (moat_init_load_seccomp(c->seccomp, c->sync_fd, err) < 0)
+	if (c->seccomp == NULL || !moat_seccomp_uses_notify(c->seccomp))
+		return moat_init_confine_last(c->seccomp, p, err);
+	if (moat_init_load_seccomp(c->seccomp, c->sync_fd, err) < 0 ||
+	    moat_sync_expect(c->sync_fd, MOAT_SYNC_SECCOMP_PASSED, NULL, err) < 0)
 		return moat_error_ret(err);
-	if (c->seccomp != NULL && moat_seccomp_uses_notify(c->seccomp))
-		return moat_sync_expect(c->sync_fd, MOAT_SYNC_SECCOMP_PASSED, NULL, err);
+	if (!p->no_new_privileges && moat_process_release_sys_admin(p, err) < 0)
+		return moat_error_ret(err);
 	return 0;
 }
 
@@ -129,14 +134,14 @@ static int run_process(const struct child_args *c, moat_error *err)
 	}
 	if (moat_process_attrs_apply(c->view, err) < 0 || moat_process_set_limits(p, err) < 0 ||
 	    moat_process_prepare_exec(p, 0, &exec, err) < 0 ||
-	    (!p->no_new_privileges && load_seccomp(c, err) < 0) ||
-	    moat_process_become_user(p, err) < 0 ||
+	    moat_process_become_user(p, c->seccomp != NULL && !p->no_new_privileges, err) < 0 ||
 	    moat_process_close_fds(c->o->preserve_fds, err) < 0 ||
-	    moat_process_attrs_exec(c->view, err) < 0 ||
-	    (p->no_new_privileges && load_seccomp(c, err) < 0))
+	    moat_process_attrs_exec(c->view, err) < 0)
+		return moat_error_ret(err);
+	moat_reset_signal_actions();
+	if (confine_last(c, p, err) < 0)
 		return moat_error_ret(err);
 	/* The sync socket is close-on-exec: moat reads EOF when execve worked. */
-	moat_reset_signal_actions();
 	execve(exec.path, exec.argv, exec.envp);
 	return moat_error_set(err, errno, "exec '%s'", exec.path);
 }

@@ -117,9 +117,28 @@ int moat_init_load_seccomp(struct moat_seccomp *sc, int sync_fd, moat_error *err
 	return r;
 }
 
-static int load_seccomp(const struct moat_init_args *a, moat_error *err)
+int moat_init_confine_last(struct moat_seccomp *sc, const struct oci_process *p,
+			   moat_error *err)
 {
-	return moat_init_load_seccomp(a->seccomp, a->sync_fd, err);
+	int notify = -1;
+
+	if (sc == NULL)
+		return 0;
+	if (moat_seccomp_load(sc, &notify, err) < 0)
+		return moat_error_prefix(err, "linux.seccomp");
+	if (notify >= 0)
+		close(notify); /* none: a profile with SCMP_ACT_NOTIFY is loaded before */
+	if (!p->no_new_privileges && moat_process_release_sys_admin(p, err) < 0)
+		return moat_error_ret(err);
+	return 0;
+}
+
+/* With SCMP_ACT_NOTIFY the listener fd must reach moat over the sync socket, which is gone
+ * once the init waits for start: such a filter is loaded while it is still open, before the
+ * wait (the last thing of the setup), and not by moat_init_confine_last. */
+static bool seccomp_early(const struct moat_init_args *a)
+{
+	return a->seccomp != NULL && moat_seccomp_uses_notify(a->seccomp);
 }
 
 static int build_container(const struct moat_init_args *a, int *idmapped,
@@ -160,15 +179,20 @@ static int build_container(const struct moat_init_args *a, int *idmapped,
 	    moat_process_attrs_apply(cfg, err) < 0 ||
 	    (a->vm == NULL && moat_process_prepare_exec(cfg->process, a->listen_fds, exec, err) < 0))
 		return moat_error_ret(err);
-	/* Without no_new_privs the kernel takes a filter only with CAP_SYS_ADMIN: load it
-	 * before the capabilities go. With it, as late as the sync socket allows. */
-	if (!cfg->process->no_new_privileges && load_seccomp(a, err) < 0)
+	/* The filter comes last (moat_init_confine_last), after every syscall of moat's own;
+	 * without no_new_privs the kernel takes it only with CAP_SYS_ADMIN, held until then.
+	 * One with SCMP_ACT_NOTIFY is loaded here: without no_new_privs, while every
+	 * capability is still there. */
+	bool nnp = cfg->process->no_new_privileges;
+
+	if (seccomp_early(a) && !nnp && moat_init_load_seccomp(a->seccomp, a->sync_fd, err) < 0)
 		return moat_error_ret(err);
-	if (moat_process_become_user(cfg->process, err) < 0 ||
+	if (moat_process_become_user(cfg->process, a->seccomp != NULL && !seccomp_early(a) && !nnp,
+				     err) < 0 ||
 	    moat_process_close_fds(a->listen_fds + a->preserve_fds, err) < 0 ||
 	    moat_process_attrs_exec(cfg, err) < 0)
 		return moat_error_ret(err);
-	if (cfg->process->no_new_privileges && load_seccomp(a, err) < 0)
+	if (seccomp_early(a) && nnp && moat_init_load_seccomp(a->seccomp, a->sync_fd, err) < 0)
 		return moat_error_ret(err);
 	return 0;
 }
@@ -228,9 +252,14 @@ __attribute__((noreturn)) static void stage2(const struct moat_init_args *args)
 		fprintf(stderr, "moat: %s\n", err.msg);
 		_exit(127);
 	}
+	if (a->vm == NULL)
+		moat_reset_signal_actions();
+	if (!seccomp_early(a) && moat_init_confine_last(a->seccomp, a->cfg->process, &err) < 0) {
+		fprintf(stderr, "moat: %s\n", err.msg);
+		_exit(127);
+	}
 	if (a->vm != NULL)
 		_exit(moat_vm_supervise(a->vm, a->cfg->process->terminal));
-	moat_reset_signal_actions();
 	execve(exec.path, exec.argv, exec.envp);
 	fprintf(stderr, "moat: exec '%s': %s\n", exec.path, strerror(errno));
 	_exit(127);
@@ -265,6 +294,8 @@ static int enter_namespaces(const struct moat_init_args *a, moat_error *err)
 	if (flags != 0 && unshare(flags) < 0)
 		return moat_error_set(err, errno, "create namespaces (flags 0x%x)", flags);
 	if (ns->create[MOAT_NS_TIME] && write_time_offsets(lx, err) < 0)
+		return moat_error_ret(err);
+	if (ns->create[MOAT_NS_NET] && moat_ns_loopback_up(err) < 0)
 		return moat_error_ret(err);
 	return 0;
 }

@@ -42,6 +42,12 @@ struct moat_init_args {
  * sc NULL: nothing to do. Shared by the container's init and exec'd processes. */
 int moat_init_load_seccomp(struct moat_seccomp *sc, int sync_fd, moat_error *err);
 
+/* The last step before execve, after every syscall of moat's own: load sc (one without
+ * SCMP_ACT_NOTIFY; NULL: none), then, without p's no_new_privs, give up the CAP_SYS_ADMIN
+ * moat_process_become_user held for it. */
+int moat_init_confine_last(struct moat_seccomp *sc, const struct oci_process *p,
+			   moat_error *err);
+
 /* Runs in the forked child; never returns. */
 __attribute__((noreturn)) void moat_init_stage1(const struct moat_init_args *a);
 

@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <string.h>
+#include <net/if.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <linux/nsfs.h>
 
 #include "utils.h"
@@ -139,4 +141,21 @@ int moat_ns_join(const struct moat_ns_plan *plan, bool only_user, moat_error *er
 bool moat_ns_in_userns(const struct moat_ns_plan *plan)
 {
 	return plan->create[MOAT_NS_USER] || plan->join_fd[MOAT_NS_USER] >= 0;
+}
+
+int moat_ns_loopback_up(moat_error *err)
+{
+	_cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq ifr = { .ifr_name = "lo" };
+
+	if (fd < 0)
+		return moat_error_set(err, errno, "bring lo up: socket");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		return moat_error_set(err, errno, "bring lo up: read its flags");
+	if (ifr.ifr_flags & IFF_UP)
+		return 0;
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		return moat_error_set(err, errno, "bring lo up");
+	return 0;
 }

@@ -37,6 +37,10 @@ const char *moat_ns_proc_name(enum moat_ns ns);
 int moat_ns_plan_build(const struct oci_linux *lx, struct moat_ns_plan *plan, moat_error *err);
 void moat_ns_plan_close(struct moat_ns_plan *plan);
 
+/* Bring the loopback interface of the calling process's network namespace up, as every new
+ * one starts with it down (runc does the same): a server on 127.0.0.1 inside must work. */
+int moat_ns_loopback_up(moat_error *err);
+
 /* Clone flags of the namespaces to create, minus those in `except`. */
 int moat_ns_plan_flags(const struct moat_ns_plan *plan, int except);
 

@@ -8,6 +8,7 @@
 #include "policy-internal.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/nsfs.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -524,6 +525,49 @@ static void add_userns(struct oci_linux *lx, const struct moat_idpool *pool, con
  * the host side. Its rootfs and bind mounts are then idmapped, so the image's files keep
  * their owners. A config that joins namespaces of a pod's sandbox owned by a user namespace
  * joins that one instead. A config that joins moat's own user namespace is refused. */
+/* One of the config's own id mappings (field: "linux.uidMappings[2]"): it must not reach host
+ * root, nor ids the pool has lent to another container now. */
+static int check_own_mapping(struct judge *j, const char *field, size_t i,
+			     const struct oci_id_mapping *m)
+{
+	uint64_t first = m->host_id, end = (uint64_t)m->host_id + m->size, lent = 0, lent_n = 0;
+	int r;
+
+	if (m->size == 0)
+		return 0;
+	if (first == 0)
+		return refuse(j, MOAT_RULE_AUTO_USERNS,
+			      "%s[%zu] maps container id %u to host root (host id 0), which a "
+			      "user namespace must not reach; map to other host ids",
+			      field, i, m->container_id);
+	if (geteuid() != 0)
+		return 0; /* the kernel holds an unprivileged user to its own ids */
+	r = moat_idpool_find_lent(first, end - first, &lent, &lent_n, j->err);
+	if (r < 0)
+		return r;
+	if (r > 0)
+		return refuse(j, MOAT_RULE_AUTO_USERNS,
+			      "%s[%zu] maps host ids %" PRIu64 "-%" PRIu64 ", which overlap the "
+			      "range %" PRIu64 "-%" PRIu64 " the pool has lent to another "
+			      "container",
+			      field, i, first, end - 1, lent, lent + lent_n - 1);
+	return 0;
+}
+
+/* A config's own new user namespace isolates only if its mappings keep off host root and off
+ * the ranges lent to other containers. */
+static int check_own_mappings(struct judge *j)
+{
+	const struct oci_linux *lx = j->cfg->linux;
+	int r = 0;
+
+	for (size_t i = 0; lx != NULL && r == 0 && i < lx->uid_mappings_len; i++)
+		r = check_own_mapping(j, "linux.uidMappings", i, lx->uid_mappings[i]);
+	for (size_t i = 0; lx != NULL && r == 0 && i < lx->gid_mappings_len; i++)
+		r = check_own_mapping(j, "linux.gidMappings", i, lx->gid_mappings[i]);
+	return r;
+}
+
 static int rule_auto_userns(struct judge *j)
 {
 	const struct moat_idpool *pool = &j->p->pool;
@@ -542,6 +586,8 @@ static int rule_auto_userns(struct judge *j)
 				      "runs in", i, ns->path);
 		/* a config's own new user namespace (podman --uidmap on cgroup v1) cannot mount
 		 * cgroups without a cgroup namespace either */
+		if (ns->path == NULL && (r = check_own_mappings(j)) < 0)
+			return r;
 		if (ns->path == NULL && mounts_cgroup(j->cfg) && find_ns(j->cfg, "cgroup", &i) == NULL) {
 			add_ns(j->cfg->linux, "cgroup");
 			change(j, MOAT_RULE_AUTO_USERNS, CGROUPNS_ADDED);

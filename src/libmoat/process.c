@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <linux/magic.h>
 #include <linux/mount.h>
 #include <linux/openat2.h>
@@ -477,13 +478,19 @@ static int switch_ids(const struct oci_user *u, moat_error *err)
 	return 0;
 }
 
-int moat_process_become_user(const struct oci_process *p, moat_error *err)
+#define CAP_SYS_ADMIN_BIT (UINT64_C(1) << CAP_SYS_ADMIN)
+
+int moat_process_become_user(const struct oci_process *p, bool hold_sys_admin, moat_error *err)
 {
 	struct moat_caps caps;
 
 	_Static_assert(sizeof(gid_t) == sizeof(uint32_t), "gid_t is 32 bits");
 	if (parse_caps(p->capabilities, &caps, err) < 0)
 		return moat_error_ret(err);
+	if (hold_sys_admin) {
+		caps.effective |= CAP_SYS_ADMIN_BIT;
+		caps.permitted |= CAP_SYS_ADMIN_BIT;
+	}
 	if (moat_caps_keep(err) < 0 || switch_ids(p->user, err) < 0)
 		return moat_error_ret(err);
 	if (moat_caps_apply(&caps, err) < 0)
@@ -492,6 +499,16 @@ int moat_process_become_user(const struct oci_process *p, moat_error *err)
 		return moat_error_ret(err);
 	if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return moat_error_set(err, errno, "process.noNewPrivileges");
+	return 0;
+}
+
+int moat_process_release_sys_admin(const struct oci_process *p, moat_error *err)
+{
+	struct moat_caps caps;
+
+	if (parse_caps(p->capabilities, &caps, err) < 0 ||
+	    moat_caps_set(caps.effective, caps.permitted, caps.inheritable, err) < 0)
+		return moat_error_prefix(err, "give up CAP_SYS_ADMIN");
 	return 0;
 }
 

@@ -58,8 +58,12 @@ int moat_process_prepare_exec(const struct oci_process *p, int listen_fds, struc
 void moat_exec_free(struct moat_exec *e);
 
 /* cwd (resolved inside the root), groups, gid, uid, capabilities,
- * no_new_privs. After this the process holds only what the config grants. */
-int moat_process_become_user(const struct oci_process *p, moat_error *err);
+ * no_new_privs. After this the process holds only what the config grants, but with
+ * hold_sys_admin: CAP_SYS_ADMIN stays effective and permitted (in no other set, so nothing
+ * exec'd gets it), for a seccomp filter loaded without no_new_privs as the last step before
+ * execve; moat_process_release_sys_admin then gives it up. */
+int moat_process_become_user(const struct oci_process *p, bool hold_sys_admin, moat_error *err);
+int moat_process_release_sys_admin(const struct oci_process *p, moat_error *err);
 
 /* Mark every fd from 3 + preserve_fds up close-on-exec. */
 int moat_process_close_fds(int preserve_fds, moat_error *err);

@@ -205,6 +205,25 @@ int moat_idpool_lend(const struct moat_idpool *pool, const char *pool_source,
 			      pool->containers, pool->ids, pool->host_start, pool_source);
 }
 
+int moat_idpool_find_lent(uint64_t start, uint64_t count, uint64_t *ret_start,
+			  uint64_t *ret_count, moat_error *err)
+{
+	_cleanup_close_ int poolfd = -1;
+	_cleanup_free_ struct range *used = NULL;
+	size_t n = 0;
+
+	if (open_pool(&poolfd, err) < 0 || live_loans(poolfd, &used, &n, err) < 0)
+		return moat_error_ret(err);
+	for (size_t i = 0; i < n; i++) {
+		if (overlaps(&used[i], 1, start, count)) {
+			*ret_start = used[i].start;
+			*ret_count = used[i].count;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 void moat_idpool_return(const char *state_dir, int state_dirfd)
 {
 	moat_error ignored = MOAT_ERROR_INIT;

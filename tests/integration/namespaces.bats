@@ -42,6 +42,18 @@ ns_inode() {
 	assert_output lo
 }
 
+# Issue 14: a new network namespace starts with lo down; moat brings it up, as runc does.
+@test "lo is up in the container's network namespace: a server on 127.0.0.1 answers" {
+	make_bundle
+	run_sh 'ip -o link show lo | grep -o "<[^>]*>"
+		nc -l -p 4711 >/tmp/got & server=$!
+		for i in 1 2 3 4 5 6 7 8 9 10; do echo over-loopback | nc 127.0.0.1 4711 && break; sleep 0.2; done
+		wait $server; cat /tmp/got'
+	assert_success
+	assert_line --regexp '^<LOOPBACK,UP,LOWER_UP>$'
+	assert_line over-loopback
+}
+
 @test "the container has its own uts namespace with the configured hostname" {
 	make_bundle
 	cfg_set '.hostname = "moat-test-host"'

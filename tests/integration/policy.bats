@@ -349,6 +349,44 @@ explain_under() {
 	refused_under "$HARDENED" "^moat: policy auto-userns: linux\\.namespaces\\[[0-9]+\\]\\.path /proc/$$/ns/user is the user namespace moat runs in; allow it in "
 }
 
+# Issue 14: a config's own user namespace that maps to host root isolates nothing.
+@test "auto-userns: a config's own user namespace may not map any id to host root" {
+	local maps
+	make_bundle
+	for maps in '[{"containerID": 0, "hostID": 0, "size": 4294967295}]' \
+		'[{"containerID": 1000, "hostID": 0, "size": 10}]' \
+		'[{"containerID": 0, "hostID": 100000, "size": 65536}, {"containerID": 65536, "hostID": 0, "size": 1}]'; do
+		cfg_set '.linux.uidMappings = $m' --argjson m "$maps"
+		refused_under "$HARDENED" "^moat: policy auto-userns: linux\.uidMappings\[[01]\] maps container id [0-9]+ to host root \(host id 0\), which a user namespace must not reach; map to other host ids; allow it in "
+	done
+	cfg_set '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}]'
+	refused_under "$HARDENED" "^moat: policy auto-userns: linux\.gidMappings\[0\] maps container id 0 to host root"
+	# compat (auto-userns off) lets it run, as runc does
+	create_under "$COMPAT"
+	assert_success
+}
+
+@test "auto-userns: a config's own user namespace may not map host ids the pool has lent to another container" {
+	local lent other=$CID-own
+	make_bundle
+	cfg_set '.linux.namespaces |= map(select(.type != "user")) | del(.linux.uidMappings, .linux.gidMappings)'
+	cfg_args sleep 300
+	run_moat --policy "$HARDENED" run --detach --bundle "$BUNDLE" "$CID"
+	assert_success
+	lent=$(awk '{print $2}' "/proc/$(state_of | jq .pid)/uid_map")
+	make_bundle "$TEST_DIR/own"
+	cfg_set '.linux.uidMappings = [{"containerID": 0, "hostID": ($h + 100), "size": 65536}]' --argjson h "$lent"
+	run_moat --policy "$HARDENED" create --bundle "$BUNDLE" "$other"
+	assert_moat_error "^moat: policy auto-userns: linux\.uidMappings\[0\] maps host ids $((lent + 100))-$((lent + 100 + 65535)), which overlap the range $lent-$((lent + 65535)) the pool has lent to another container; allow it in "
+	assert_no_residue "$other"
+	# once that container is gone, the range is free again
+	moat delete --force "$CID"
+	run_moat --policy "$HARDENED" create --bundle "$BUNDLE" "$other"
+	assert_success
+	moat delete --force "$other"
+}
+
 # ---- presets and relaxing -----------------------------------------------------------
 
 @test "compat runs what hardened refuses and changes nothing" {
@@ -544,6 +582,12 @@ explain_under() {
 	make_bundle
 	rm "$CONFIG"
 	"$MOAT_BINARY" spec --rootless --bundle "$BUNDLE"
+	# it maps container root to the caller's ids: here root's, which the policy refuses
+	# (a user namespace must not reach host root); as a user of uid 1000 would write it
+	explain_under "$HARDENED"
+	assert_failure 1
+	assert_line --partial 'linux.uidMappings[0] maps container id 0 to host root'
+	cfg_set '.linux.uidMappings[0].hostID = 1000 | .linux.gidMappings[0].hostID = 1000'
 	explain_under "$HARDENED"
 	assert_success
 	assert_line_exact accepted

@@ -992,6 +992,27 @@ processes_in_pidns() {
 	assert_equal "$stderr" "mkdir: can't create directory '/tmp/d': Invalid cross-device link"
 }
 
+# Issue 14: with noNewPrivileges false the filter was loaded before moat entered process.cwd
+# (openat2, fchdir), and either way before the init waited for start (openat of the fifo).
+@test "the filter comes after moat's own last syscall: a profile without openat2, openat and fchdir runs, with and without noNewPrivileges" {
+	use_policy_without no-new-privileges
+	make_bundle
+	cfg_set '.linux.seccomp.syscalls |= map(.names -= ["openat2", "openat", "fchdir"])'
+	for nnp in false true; do
+		cfg_set '.process.noNewPrivileges = $n' --argjson n "$nnp"
+		cfg_args /bin/echo "ran with noNewPrivileges $nnp"
+		run_bundle
+		assert_success
+		assert_output "ran with noNewPrivileges $nnp"
+		cfg_args /bin/sleep 300
+		moat_run_detached
+		run_moat exec "$CID" /bin/echo exec ran
+		assert_success
+		assert_output "exec ran"
+		moat delete --force "$CID"
+	done
+}
+
 @test "moat exec runs under the container's filter: the same calls fail the same way" {
 	make_bundle
 	cfg_args sleep 300
