@@ -63,15 +63,17 @@ static int become_ns_root(moat_error *err)
 	return 0;
 }
 
-/* Open the fifo for writing: blocks until `start` opens it for reading. */
-static int wait_for_start(int fifo_fd, moat_error *err)
+/* Open the fifo for writing: blocks until `start` opens it for reading. The fifo is reopened
+ * through procfd, moat's own procfs (the container may have no /proc, or one of its own
+ * making); -1: through /proc. */
+static int wait_for_start(int fifo_fd, int procfd, moat_error *err)
 {
 	char path[64];
 	_cleanup_close_ int fd = -1;
 
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fifo_fd);
+	snprintf(path, sizeof(path), "%sself/fd/%d", procfd >= 0 ? "" : "/proc/", fifo_fd);
 	do
-		fd = open(path, O_WRONLY | O_CLOEXEC);
+		fd = openat(procfd >= 0 ? procfd : AT_FDCWD, path, O_WRONLY | O_CLOEXEC);
 	while (fd < 0 && errno == EINTR);
 	if (fd < 0)
 		return moat_error_set(err, errno, "open exec fifo");
@@ -141,8 +143,20 @@ static bool seccomp_early(const struct moat_init_args *a)
 	return a->seccomp != NULL && moat_seccomp_uses_notify(a->seccomp);
 }
 
+/* moat's own procfs for the wait for start, made while the init may still mount one; where
+ * it may not (a pid namespace it does not own), the wait goes through /proc. */
+static int own_procfs(void)
+{
+	moat_error ignored = MOAT_ERROR_INIT;
+	int fd = -1;
+
+	if (moat_process_private_procfs(&fd, &ignored) < 0)
+		moat_error_clear(&ignored);
+	return fd;
+}
+
 static int build_container(const struct moat_init_args *a, int *idmapped,
-			   struct moat_exec *exec, moat_error *err)
+			   struct moat_exec *exec, int *ret_procfd, moat_error *err)
 {
 	struct moat_rootfs_opts ropts = { .userns = moat_ns_in_userns(a->ns),
 					  .no_pivot = a->no_pivot, .idmapped = idmapped,
@@ -168,6 +182,8 @@ static int build_container(const struct moat_init_args *a, int *idmapped,
 		r = become_ns_root(err);
 	if (r == 0)
 		r = moat_process_write_sysctl(cfg, err);
+	if (r == 0)
+		*ret_procfd = own_procfs();
 	if (r == 0)
 		r = moat_rootfs_finish(rootfs, cfg, err);
 	moat_rootfs_free(rootfs);
@@ -228,13 +244,14 @@ __attribute__((noreturn)) static void stage2(const struct moat_init_args *args)
 	struct moat_exec exec = { 0 };
 	struct moat_init_args copy = *args, *a = &copy;
 	int *idmapped = xcalloc(a->cfg->mounts_len + 1, sizeof(int));
+	int procfd = -1;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	for (size_t i = 0; i <= a->cfg->mounts_len; i++)
 		idmapped[i] = -1;
 	if (receive_setup(a, idmapped, &copy.host_pid, &err) < 0)
 		_exit(EXIT_FAILURE);
-	if (build_container(a, idmapped, &exec, &err) < 0)
+	if (build_container(a, idmapped, &exec, &procfd, &err) < 0)
 		die(a->sync_fd, &err);
 	free(idmapped); /* every fd in it was taken over */
 	/* From READY on the container outlives `moat create`. (Changing
@@ -247,11 +264,13 @@ __attribute__((noreturn)) static void stage2(const struct moat_init_args *args)
 	/* startContainer: inside the container, under its full confinement,
 	 * right before the program. Nobody waits for us any more, so a failure
 	 * goes to the container's stderr and stops the container. */
-	if (wait_for_start(a->fifo_fd, &err) < 0 ||
+	if (wait_for_start(a->fifo_fd, procfd, &err) < 0 ||
 	    run_hooks(a, MOAT_HOOK_START_CONTAINER, "created", NULL, &err) < 0) {
 		fprintf(stderr, "moat: %s\n", err.msg);
 		_exit(127);
 	}
+	if (procfd >= 0)
+		close(procfd);
 	if (a->vm == NULL)
 		moat_reset_signal_actions();
 	if (!seccomp_early(a) && moat_init_confine_last(a->seccomp, a->cfg->process, &err) < 0) {

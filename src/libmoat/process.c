@@ -146,21 +146,22 @@ void moat_process_drop_unraisable_ambient(struct oci_process *p, moat_error *err
 int moat_process_validate(const struct oci_config *cfg, const struct moat_ns_plan *ns,
 			  moat_error *err)
 {
-	bool own_uts = ns->create[MOAT_NS_UTS];
+	/* a joined one is the container's too: runc and crun set the names in it */
+	bool own_uts = ns->create[MOAT_NS_UTS] || ns->join_fd[MOAT_NS_UTS] >= 0;
 
 	if (cfg->process == NULL)
 		return moat_error_msg(err, EINVAL, "process: required to create a container");
 	if (moat_process_validate_one(cfg->process, err) < 0)
 		return moat_error_ret(err);
 	if (cfg->hostname != NULL && *cfg->hostname && !own_uts)
-		return moat_error_msg(err, EINVAL, "hostname: needs a new uts namespace");
+		return moat_error_msg(err, EINVAL, "hostname: needs a uts namespace of the container's own (new or joined)");
 	if (cfg->domainname != NULL && *cfg->domainname && !own_uts)
-		return moat_error_msg(err, EINVAL, "domainname: needs a new uts namespace");
+		return moat_error_msg(err, EINVAL, "domainname: needs a uts namespace of the container's own (new or joined)");
 	return validate_sysctl(cfg->linux ? cfg->linux->sysctl : NULL, ns, err);
 }
 
 /* A procfs instance of our own, not reachable from the container's mounts. */
-static int open_private_procfs(int *ret_fd, moat_error *err)
+int moat_process_private_procfs(int *ret_fd, moat_error *err)
 {
 	_cleanup_close_ int fsfd = -1, mfd = -1;
 	struct statfs sfs;
@@ -200,7 +201,7 @@ int moat_process_write_sysctl(const struct oci_config *cfg, moat_error *err)
 
 	if (sysctl == NULL || sysctl->len == 0)
 		return 0;
-	if (open_private_procfs(&procfd, err) < 0)
+	if (moat_process_private_procfs(&procfd, err) < 0)
 		return moat_error_ret(err);
 	for (size_t i = 0; i < sysctl->len; i++) {
 		_cleanup_free_ char *rel = xasprintf("sys/%s", sysctl->keys[i]);
@@ -223,7 +224,7 @@ int moat_process_write_oom_score_adj(const struct oci_process *p, moat_error *er
 
 	if (!p->oom_score_adj_present)
 		return 0;
-	if (open_private_procfs(&procfd, err) < 0)
+	if (moat_process_private_procfs(&procfd, err) < 0)
 		return moat_error_ret(err);
 	/* By our pid in this procfs ("self" is a symlink, which the write refuses). */
 	snprintf(rel, sizeof(rel), "%d/oom_score_adj", (int)getpid());

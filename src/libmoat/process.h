@@ -35,6 +35,10 @@ int moat_process_set_limits(const struct oci_process *p, moat_error *err);
  * namespaces' sysctls belong to) and process.oomScoreAdj (before that switch:
  * moat's processes are not dumpable, so their /proc files are the host root's). */
 int moat_process_write_sysctl(const struct oci_config *cfg, moat_error *err);
+
+/* A procfs instance of the caller's pid namespace, mounted nowhere (an fsmount fd): moat's
+ * own view, whatever the container's /proc is or whether it has one. */
+int moat_process_private_procfs(int *ret_fd, moat_error *err);
 int moat_process_write_oom_score_adj(const struct oci_process *p, moat_error *err);
 
 /* In the container root, before the identity switch: hostname, domainname,

@@ -369,6 +369,27 @@ static int readonly_paths(int rootfd, const struct oci_linux *lx, moat_error *er
 	return 0;
 }
 
+/* A mount's own propagation ("shared", "rslave"...), applied again once the root's is: the
+ * root's recursive one (rslave when the config says nothing) would override it. The mount is
+ * found by its destination inside the entered root, as the paths above are. */
+static int mount_propagation(int root, const struct oci_mount *m, size_t idx, moat_error *err)
+{
+	struct moat_mount_opts o;
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	if (moat_mount_opts_parse(m->options, m->options_len, &o, err) < 0)
+		return moat_error_prefix(err, "mounts[%zu] (%s)", idx, m->destination);
+	r = o.propagation == 0 ? 0 : moat_safe_open(root, m->destination, O_PATH, 0, 0, &fd, err);
+	if (r == 0 && o.propagation != 0)
+		r = moat_mount_propagation(&(struct moat_mount_target){ fd, root, m->destination },
+					   o.propagation, o.propagation_rec, err);
+	moat_mount_opts_release(&o);
+	if (r < 0)
+		return moat_error_prefix(err, "mounts[%zu] (%s): propagation", idx, m->destination);
+	return 0;
+}
+
 /* Inside the entered root: paths, the root's propagation, root.readonly. */
 static int finish_root(struct moat_rootfs *r, const struct oci_config *cfg, moat_error *err)
 {
@@ -382,6 +403,10 @@ static int finish_root(struct moat_rootfs *r, const struct oci_config *cfg, moat
 	if (r->root_propagation != 0 &&
 	    moat_mount_propagation(&t, r->root_propagation, r->root_propagation_rec, err) < 0)
 		return moat_error_prefix(err, "linux.rootfsPropagation");
+	/* (the workload's mounts in a VM's jail are the guest's to see, not the jail's) */
+	for (size_t i = 0; i < (r->opts.inner ? r->opts.inner->first : cfg->mounts_len); i++)
+		if (mount_propagation(root, cfg->mounts[i], i, err) < 0)
+			return moat_error_ret(err);
 	if (cfg->root != NULL && cfg->root->readonly &&
 	    moat_mount_setattr(&t, MOUNT_ATTR_RDONLY, 0, false, err) < 0)
 		return moat_error_prefix(err, "root.readonly");
@@ -471,6 +496,29 @@ static int make_mounts(struct moat_rootfs *r, const struct oci_config *cfg, moat
 	return 0;
 }
 
+/* process.cwd, made inside the root when it is missing (runc and crun do so), the directory
+ * it names given to the process's user. An existing one is left as it is (entering it comes
+ * later, and reports what is wrong with it). */
+static int make_cwd(int rootfd, const struct oci_process *p, moat_error *err)
+{
+	moat_error ignored = MOAT_ERROR_INIT;
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	if (p == NULL || p->cwd == NULL)
+		return 0;
+	r = moat_safe_open(rootfd, p->cwd, O_PATH, 0, 0, &fd, &ignored);
+	moat_error_clear(&ignored);
+	if (r != -ENOENT)
+		return 0;
+	if (moat_safe_mkdir_p(rootfd, p->cwd, 0755, &fd, err) < 0)
+		return moat_error_prefix(err, "process.cwd");
+	if (p->user != NULL && fchownat(fd, "", p->user->uid, p->user->gid, AT_EMPTY_PATH) < 0)
+		return moat_error_set(err, errno, "process.cwd '%s': give it to uid %u", p->cwd,
+				      p->user->uid);
+	return 0;
+}
+
 int moat_rootfs_finish(struct moat_rootfs *r, const struct oci_config *cfg, moat_error *err)
 {
 	if (cfg->mounts_len != r->n_srcs ||
@@ -481,6 +529,8 @@ int moat_rootfs_finish(struct moat_rootfs *r, const struct oci_config *cfg, moat
 	/* r->dev is NULL when the config binds something over /dev */
 	if (r->dev != NULL && (moat_devices_create(r->dev, r->rootfd, err) < 0 ||
 			       moat_devices_symlinks(r->rootfd, err) < 0))
+		return moat_error_ret(err);
+	if (make_cwd(r->rootfd, cfg->process, err) < 0)
 		return moat_error_ret(err);
 	if (enter_root(r, err) < 0)
 		return moat_error_prefix(err, "enter the container root");

@@ -251,3 +251,22 @@ release_waiting() {
 	assert_success
 	assert_equal "$(status_of)" created
 }
+
+# Issue 14: the init reopened the exec fifo through the container's /proc, so a config that
+# mounts no /proc could not start ("open exec fifo: No such file or directory").
+@test "a container whose config mounts no /proc starts, runs and stops" {
+	make_bundle
+	cfg_set '.mounts |= map(select(.destination != "/proc"))'
+	cfg_args ls /proc
+	moat_create
+	moat start "$CID"
+	wait_for_status stopped
+	# the program ran, in a root whose /proc is the image's empty directory
+	assert_equal "$(cat "$(out_file)")" ""
+	run cat "$(err_file)"
+	refute_output --partial 'exec fifo'
+	moat delete "$CID"
+	run_sh 'echo ran without /proc'
+	assert_success
+	assert_output 'ran without /proc'
+}

@@ -121,6 +121,26 @@ make_world_writable_dir() {
 	assert_output --regexp '(^|,)ro(,|$)'
 }
 
+# Issue 14: the recursive rslave of the root, made after the mounts, turned a bind's own
+# "shared" into private.
+@test "a mount's own propagation holds after the root's: shared and private binds" {
+	use_policy_without deny-host-mounts
+	make_bundle
+	mkdir "$TEST_DIR/shared" "$TEST_DIR/private"
+	cfg_set '.mounts += [{destination: "/root", type: "bind", source: $s, options: ["rbind", "shared"]},
+		{destination: "/etc", type: "bind", source: $p, options: ["rbind", "private"]}]' \
+		--arg s "$TEST_DIR/shared" --arg p "$TEST_DIR/private"
+	for prop in '' rshared; do
+		cfg_set 'if $p == "" then del(.linux.rootfsPropagation) else .linux.rootfsPropagation = $p end' \
+			--arg p "$prop"
+		run_sh 'grep -E "^[0-9]+ [0-9]+ [^ ]+ [^ ]+ /(root|etc) " /proc/self/mountinfo'
+		assert_success
+		assert_line --regexp ' /root [^ ]+ shared:[0-9]+ - '
+		assert_line --regexp ' /etc [^ ]+ - '
+		refute_line --regexp ' /etc [^ ]+ [^-]'
+	done
+}
+
 @test "the container's mounts are not visible on the host while it runs" {
 	make_bundle
 	cfg_args sleep 100000

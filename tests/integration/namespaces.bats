@@ -126,6 +126,22 @@ make_netns() {
 	assert_equal "$(readlink "/proc/$(host_pid "$CID-1")/ns/net")" "net:[$inode]"
 }
 
+# Issue 14: the spec lets a joined uts namespace get the config's names, as runc sets them.
+@test "hostname and domainname are set in a uts namespace joined by path" {
+	use_policy_without auto-userns
+	make_bundle
+	touch "$TEST_DIR/uts"
+	unshare --uts="$TEST_DIR/uts" true
+	cfg_set '.linux.namespaces |= map(select(.type != "user") | if .type == "uts" then .path = $p else . end)
+		| del(.linux.uidMappings, .linux.gidMappings) | .hostname = "joined-host"
+		| .domainname = "joined-domain"' --arg p "$TEST_DIR/uts"
+	run_sh 'hostname; cat /proc/sys/kernel/domainname'
+	assert_success
+	assert_output "$(printf 'joined-host\njoined-domain')"
+	assert_equal "$(nsenter --uts="$TEST_DIR/uts" hostname)" joined-host
+	[[ $(hostname) != joined-host ]] || fail "the host's hostname changed"
+}
+
 @test "a network namespace path that does not exist fails with one line naming it" {
 	make_bundle
 	cfg_set '.linux.namespaces |= map(if .type == "network" then .path = $p else . end)' \

@@ -35,6 +35,29 @@ load helpers
 	assert_line --index 1 'root:x:0:'
 }
 
+# Issue 14: runc and crun create a missing cwd, inside the root, for the process's user.
+@test "a missing process.cwd is made inside the root, owned by the process's user" {
+	make_bundle
+	# (as engines write it: moat's user namespace, in which the image's owner is mapped)
+	cfg_set '.process.cwd = "/work/here" | .process.user = {"uid": 1000, "gid": 2000}
+		| .root.readonly = false | .linux.namespaces |= map(select(.type != "user"))
+		| del(.linux.uidMappings, .linux.gidMappings)'
+	run_sh 'pwd; stat -c "%u:%g %a" . ..; touch made-by-the-user && echo wrote'
+	assert_success
+	assert_line --index 0 /work/here
+	assert_line --index 1 '1000:2000 755'
+	assert_line --index 2 '0:0 755'
+	assert_line --index 3 wrote
+	# it is the image's directory, made inside the bundle's rootfs, not on the host
+	[[ -d $BUNDLE/rootfs/work/here && ! -e /work/here ]] || fail "the cwd was made outside the rootfs"
+	# a symlink leading out of the root leads inside it
+	ln -s /outside-cwd "$BUNDLE/rootfs/link"
+	cfg_set '.process.cwd = "/link/sub"'
+	run_sh pwd
+	assert_success
+	[[ -d $BUNDLE/rootfs/outside-cwd/sub && ! -e /outside-cwd ]] || fail "the cwd was made outside the rootfs"
+}
+
 @test "process.user uid and gid are the process's ids" {
 	make_bundle
 	cfg_set '.process.user = {"uid": 1000, "gid": 2000}'
