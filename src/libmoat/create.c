@@ -172,7 +172,9 @@ static int check_config(struct build *b, moat_error *err)
 		return moat_error_ret(err);
 	if (!b->ns.create[MOAT_NS_MNT] && b->ns.join_fd[MOAT_NS_MNT] < 0)
 		return moat_error_msg(err, EINVAL,
-				      "linux.namespaces: a mount namespace is required");
+				      "linux.namespaces: no mount namespace: moat does not run a "
+				      "container in the host's (its mounts, pivot_root and masked "
+				      "paths would change the host's); add {\"type\": \"mount\"}");
 	if (moat_userns_validate(lx, b->ns.create[MOAT_NS_USER], err) < 0)
 		return moat_error_ret(err);
 	if (b->cfg->process && b->cfg->process->terminal && b->o->console_socket == NULL &&

@@ -173,11 +173,7 @@ static int build_container(const struct moat_init_args *a, int *idmapped,
 		return moat_error_set(err, errno, "setsid");
 	if (moat_rootfs_prepare(cfg, a->rootfs, &ropts, &rootfs, err) < 0)
 		return moat_error_ret(err);
-	/* createContainer: in the container's namespaces, before its root is
-	 * entered, so the hook's path still resolves as on the host. */
-	r = run_hooks(a, MOAT_HOOK_CREATE_CONTAINER, "creating", a->bundle, err);
-	if (r == 0)
-		r = moat_process_write_oom_score_adj(cfg->process, err);
+	r = moat_process_write_oom_score_adj(cfg->process, err);
 	if (r == 0 && moat_ns_in_userns(a->ns))
 		r = become_ns_root(err);
 	if (r == 0)
@@ -185,7 +181,13 @@ static int build_container(const struct moat_init_args *a, int *idmapped,
 	if (r == 0)
 		*ret_procfd = own_procfs();
 	if (r == 0)
-		r = moat_rootfs_finish(rootfs, cfg, err);
+		r = moat_rootfs_mount(rootfs, cfg, err);
+	/* createContainer: in the container's namespaces, once its mounts are made and before
+	 * its root is entered (so the hook's path still resolves as on the host). */
+	if (r == 0)
+		r = run_hooks(a, MOAT_HOOK_CREATE_CONTAINER, "creating", a->bundle, err);
+	if (r == 0)
+		r = moat_rootfs_enter(rootfs, cfg, err);
 	moat_rootfs_free(rootfs);
 	if (r < 0)
 		return r;

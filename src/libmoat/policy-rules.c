@@ -175,9 +175,16 @@ static int check_bind(struct judge *j, const struct policy_rule_doc *rule, size_
 static int rule_deny_host_mounts(struct judge *j)
 {
 	const struct policy_rule_doc *rule = j->p->rule[MOAT_RULE_DENY_HOST_MOUNTS];
-	int r = check_root_path(j, rule);
+	size_t i;
+	int r;
 
-	for (size_t i = 0; r == 0 && i < j->cfg->mounts_len; i++)
+	if (find_ns(j->cfg, "mount", &i) == NULL)
+		return refuse(j, MOAT_RULE_DENY_HOST_MOUNTS,
+			      "linux.namespaces has no mount namespace: the container would share "
+			      "the host's mounts");
+	r = check_root_path(j, rule);
+
+	for (i = 0; r == 0 && i < j->cfg->mounts_len; i++)
 		r = check_bind(j, rule, i);
 	return r;
 }

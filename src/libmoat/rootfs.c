@@ -519,7 +519,7 @@ static int make_cwd(int rootfd, const struct oci_process *p, moat_error *err)
 	return 0;
 }
 
-int moat_rootfs_finish(struct moat_rootfs *r, const struct oci_config *cfg, moat_error *err)
+int moat_rootfs_mount(struct moat_rootfs *r, const struct oci_config *cfg, moat_error *err)
 {
 	if (cfg->mounts_len != r->n_srcs ||
 	    (r->opts.inner != NULL && r->opts.inner->first > cfg->mounts_len))
@@ -530,8 +530,11 @@ int moat_rootfs_finish(struct moat_rootfs *r, const struct oci_config *cfg, moat
 	if (r->dev != NULL && (moat_devices_create(r->dev, r->rootfd, err) < 0 ||
 			       moat_devices_symlinks(r->rootfd, err) < 0))
 		return moat_error_ret(err);
-	if (make_cwd(r->rootfd, cfg->process, err) < 0)
-		return moat_error_ret(err);
+	return make_cwd(r->rootfd, cfg->process, err);
+}
+
+int moat_rootfs_enter(struct moat_rootfs *r, const struct oci_config *cfg, moat_error *err)
+{
 	if (enter_root(r, err) < 0)
 		return moat_error_prefix(err, "enter the container root");
 	return finish_root(r, cfg, err);

@@ -13,9 +13,11 @@
  * (open_tree OPEN_TREE_CLONE). Relative bind sources are resolved against the caller's working
  * directory, which should be the bundle.
  *
- * Phase 2, moat_rootfs_finish, runs as root of the user namespace and never resolves a host path
- * again. With the same cfg it makes cfg->mounts in order, creates the devices in /dev, enters
- * the root (pivot_root, or MS_MOVE + chroot with no_pivot), applies linux.readonlyPaths and
+ * Phase 2 runs as root of the user namespace and never resolves a host path again, in two
+ * steps with the same cfg, between which the createContainer hooks run (the spec puts them
+ * after the mounts, before pivot_root). moat_rootfs_mount makes cfg->mounts in order, creates
+ * the devices in /dev and a missing process.cwd; moat_rootfs_enter enters the root
+ * (pivot_root, or MS_MOVE + chroot with no_pivot), applies linux.readonlyPaths and
  * linux.maskedPaths, the rootfs propagation and root.readonly. Afterwards the cwd is "/".
  */
 #ifndef MOAT_ROOTFS_H
@@ -62,7 +64,8 @@ int moat_rootfs_prepare(const struct oci_config *cfg, const char *rootfs_path,
 			moat_error *err);
 
 /* Phase 2. cfg must be the config given to moat_rootfs_prepare. */
-int moat_rootfs_finish(struct moat_rootfs *r, const struct oci_config *cfg, moat_error *err);
+int moat_rootfs_mount(struct moat_rootfs *r, const struct oci_config *cfg, moat_error *err);
+int moat_rootfs_enter(struct moat_rootfs *r, const struct oci_config *cfg, moat_error *err);
 
 void moat_rootfs_free(struct moat_rootfs *r);
 

@@ -139,6 +139,20 @@ create_to_files() {
 	assert_equal "$(status_of)" created
 }
 
+# Issue 14: the spec runs createContainer after the config's mounts, before pivot_root.
+@test "createContainer runs once the config's mounts are made, before the root is entered" {
+	make_waiting_container
+	write_hook "$TEST_DIR/mounted.sh" <<-EOF
+		ls "$BUNDLE/rootfs/proc" | grep -c '^[0-9]' >"$HOOK_LOG/proc-pids"
+		mountpoint -q "$BUNDLE/rootfs/tmp" && echo tmp-mounted >"$HOOK_LOG/tmp"
+		true
+	EOF
+	cfg_set '.hooks.createContainer = [{path: $p}]' --arg p "$TEST_DIR/mounted.sh"
+	moat_create
+	[[ $(cat "$HOOK_LOG/proc-pids") -ge 1 ]] || fail "the container's /proc was not mounted yet"
+	assert_equal "$(cat "$HOOK_LOG/tmp")" tmp-mounted
+}
+
 @test "startContainer runs once inside the container at start, before the program, seeing created" {
 	make_waiting_container
 	add_start_recorder

@@ -349,6 +349,16 @@ explain_under() {
 	refused_under "$HARDENED" "^moat: policy auto-userns: linux\\.namespaces\\[[0-9]+\\]\\.path /proc/$$/ns/user is the user namespace moat runs in; allow it in "
 }
 
+# Issue 14: without a mount namespace the container would share the host's mounts. runc then
+# skips pivot_root and masked paths and makes the config's mounts in the host's namespace;
+# moat refuses under every preset (docs/compatibility.md), naming the rule under hardened.
+@test "deny-host-mounts: a config without a mount namespace is refused, and under compat too" {
+	make_bundle
+	cfg_set '.linux.namespaces |= map(select(.type != "mount"))'
+	refused_under "$HARDENED" "^moat: policy deny-host-mounts: linux\.namespaces has no mount namespace: the container would share the host's mounts; allow it in "
+	refused_under "$COMPAT" "^moat: linux\.namespaces: no mount namespace: moat does not run a container in the host's .*; add \{\"type\": \"mount\"\}$"
+}
+
 # Issue 14: a config's own user namespace that maps to host root isolates nothing.
 @test "auto-userns: a config's own user namespace may not map any id to host root" {
 	local maps

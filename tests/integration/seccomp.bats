@@ -168,6 +168,7 @@ build_probe() {
 		#include <sys/personality.h>
 		#include <sys/socket.h>
 		#include <sys/syscall.h>
+		#include <sys/timex.h>
 		#include <sys/wait.h>
 		#include <unistd.h>
 
@@ -247,6 +248,23 @@ build_probe() {
 				return syscall(SYS_open_by_handle_at, AT_FDCWD, zero, O_RDONLY);
 			if (!strcmp(name, "clone3"))
 				return syscall(SYS_clone3, NULL, 0);
+			/* glibc's, which call clock_adjtime(CLOCK_REALTIME) */
+			if (!strcmp(name, "adjtimex")) {
+				struct timex tx = { .modes = 0 };
+				return adjtimex(&tx) < 0 ? -1 : 0;
+			}
+			if (!strcmp(name, "ntp_gettime")) {
+				struct ntptimeval tv;
+				return ntp_gettime(&tv) < 0 ? -1 : 0;
+			}
+			if (!strcmp(name, "adjtimex-set")) {
+				struct timex tx = { .modes = ADJ_OFFSET, .offset = 1 };
+				return adjtimex(&tx) < 0 ? -1 : 0;
+			}
+			if (!strcmp(name, "clock_adjtime-monotonic")) {
+				struct timex tx = { .modes = 0 };
+				return syscall(SYS_clock_adjtime, 1 /* CLOCK_MONOTONIC */, &tx);
+			}
 			if (!strcmp(name, "clone"))
 				return clone_flags(0);
 			if (!strcmp(name, "clone-newuser"))
@@ -1175,6 +1193,20 @@ tiocsti-sign-extended: EIO
 tiocsti-upper-bits: EIO
 ioctl-fionread: ok
 ioctl-fionread-upper-bits: ok'
+}
+
+# Issue 14: glibc's adjtimex() and ntp_gettime() go through clock_adjtime, which the profile
+# denied whole: they got ENOSYS, though only reading the clock state.
+@test "default profile: glibc's adjtimex and ntp_gettime read the clock; setting it and other clocks stay refused" {
+	build_probe
+	cfg_args /bin/probe adjtimex ntp_gettime adjtimex-set clock_adjtime-monotonic
+	seccomp_from_file "$DEFAULT_PROFILE"
+	run_bundle
+	assert_success
+	assert_output 'adjtimex: ok
+ntp_gettime: ok
+adjtimex-set: EPERM
+clock_adjtime-monotonic: ENOSYS'
 }
 
 @test "default profile: an x32 syscall kills the process with SIGSYS" {
