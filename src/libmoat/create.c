@@ -13,6 +13,7 @@
 #include "cgroup.h"
 #include "hooks.h"
 #include "init.h"
+#include "mount-host.h"
 #include "mount-idmap.h"
 #include "namespaces.h"
 #include "oci-config.h"
@@ -44,8 +45,8 @@ struct build {
 	pid_t stage1;
 	pid_t init;
 	int console;    /* pty master kept for the foreground relay, or -1 */
-	int *idmapped;  /* per cfg->mounts[i], then the rootfs: its idmapped source for the
-			 * init, or -1 */
+	int *idmapped;  /* per cfg->mounts[i], then the rootfs: its source made here for the
+			 * init (idmapped, or opened with the host's credentials), or -1 */
 	bool auto_userns;         /* the policy added the user namespace: idmap the mounts */
 	bool joined_userns;       /* ... joining a sandbox's (a pod's): no ids of its own to lend */
 	struct moat_idpool pool;  /* ... from this pool */
@@ -388,6 +389,16 @@ static int make_idmapped_sources(struct build *b, moat_error *err)
 	return 0;
 }
 
+/* Bind sources the init cannot reach from its user namespace are opened here, as the host's
+ * root (mount-host.h). A rootless moat's credentials are the init's: nothing to gain. After the
+ * runtime hooks, which may make them. */
+static int open_host_sources(struct build *b, moat_error *err)
+{
+	if (!moat_ns_in_userns(&b->ns) || geteuid() != 0)
+		return 0;
+	return moat_mount_host_sources(b->init, b->bundle, b->cfg, b->idmapped, err);
+}
+
 static int send_idmapped_sources(struct build *b, int fd, moat_error *err)
 {
 	size_t i;
@@ -440,7 +451,7 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
 	if (b->cg && moat_cgroup_add_pid(b->cg, b->init, err) < 0)
 		return moat_error_prefix(err, "cgroup");
 	if (make_idmapped_sources(b, err) < 0 || run_runtime_hooks(b, err) < 0 ||
-	    send_idmapped_sources(b, fd, err) < 0)
+	    open_host_sources(b, err) < 0 || send_idmapped_sources(b, fd, err) < 0)
 		return moat_error_ret(err);
 	/* The init learns its host pid here, for the hooks it runs. */
 	if (moat_sync_send(fd, MOAT_SYNC_CGROUP_DONE, b->init, err) < 0)

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/stat.h>
 
 #include "mount-options.h"
 #include "overlay-idmap.h"
@@ -139,21 +138,5 @@ int moat_mount_idmap_rootfs(const char *path, int container_userns, uid_t root_i
 			       : 0;
 	if (moat_mount_idmap_clone(AT_FDCWD, path, container_userns, true, ret_fd, err) < 0)
 		return moat_error_prefix(err, "root.path");
-	return 0;
-}
-
-int moat_mount_idmap_adopt(int fd, const struct oci_mount *m, struct moat_mount_src *ret,
-			   moat_error *err)
-{
-	struct moat_mount_opts o;
-	struct stat st;
-
-	if (moat_mount_opts_parse(m->options, m->options_len, &o, err) < 0)
-		return moat_error_ret(err);
-	*ret = (struct moat_mount_src){ .fd = fd, .is_clone = true, .recursive = o.is_recursive };
-	moat_mount_opts_release(&o);
-	if (fstat(fd, &st) < 0)
-		return moat_error_set(err, errno, "idmap: stat the source '%s'", m->source);
-	ret->fmt = st.st_mode & S_IFMT;
 	return 0;
 }

@@ -40,8 +40,4 @@ int moat_mount_idmap_clone(int dirfd, const char *path, int userns, bool recursi
 int moat_mount_idmap_rootfs(const char *path, int container_userns, uid_t root_id, int *ret_fd,
 			    moat_error *err);
 
-/* Take fd, made by moat_mount_idmap_source, as the bind source of m. */
-int moat_mount_idmap_adopt(int fd, const struct oci_mount *m, struct moat_mount_src *ret,
-			   moat_error *err);
-
 #endif

@@ -20,7 +20,6 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
-#include "mount-idmap.h"
 #include "safe-path.h"
 #include "utils.h"
 
@@ -508,7 +507,22 @@ void moat_mount_env_release(struct moat_mount_env *env)
 	env->host_sys.fd = -1;
 }
 
-int moat_mount_entry_prepare(const struct oci_mount *m, size_t idx, int idmapped,
+/* A source made on the host side (mount-idmap.h, mount-host.h): a detached clone, or an
+ * O_PATH fd without the new mount API, as moat_mount_src_open makes them. */
+static int adopt_source(int fd, const struct moat_mount_opts *o, struct moat_mount_src *ret,
+			moat_error *err)
+{
+	struct stat st;
+
+	*ret = (struct moat_mount_src){ .fd = fd, .is_clone = moat_mount_new_api(),
+					.recursive = o->is_recursive };
+	if (fstat(fd, &st) < 0)
+		return moat_error_set(err, errno, "stat the source made on the host side");
+	ret->fmt = st.st_mode & S_IFMT;
+	return 0;
+}
+
+int moat_mount_entry_prepare(const struct oci_mount *m, size_t idx, int host_fd,
 			     struct moat_mount_src *ret, moat_error *err)
 {
 	struct moat_mount_opts o;
@@ -516,10 +530,10 @@ int moat_mount_entry_prepare(const struct oci_mount *m, size_t idx, int idmapped
 
 	*ret = (struct moat_mount_src)MOAT_MOUNT_SRC_INIT;
 	r = moat_mount_opts_parse(m->options, m->options_len, &o, err);
-	if (r < 0 && idmapped >= 0)
-		close(idmapped);
-	if (r == 0 && idmapped >= 0)
-		r = moat_mount_idmap_adopt(idmapped, m, ret, err);
+	if (r < 0 && host_fd >= 0)
+		close(host_fd);
+	if (r == 0 && host_fd >= 0)
+		r = adopt_source(host_fd, &o, ret, err);
 	else if (r == 0 && (o.idmap || m->uid_mappings_len > 0 || m->gid_mappings_len > 0))
 		r = moat_error_msg(err, EINVAL, "idmap: no idmapped source was made");
 	else if (r == 0 && is_bind(m, &o) && m->source == NULL)

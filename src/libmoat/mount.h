@@ -83,9 +83,10 @@ int moat_mount_env_prepare(const struct oci_config *cfg, bool userns, struct moa
 void moat_mount_env_release(struct moat_mount_env *env);
 
 /* Phase 1 for cfg->mounts[idx]: take the bind source (fd -1 when the mount is not a bind).
- * An idmapped mount's source was made on the host side (mount-idmap.h) and comes in as
- * idmapped, which this takes over; pass -1 for every other mount. */
-int moat_mount_entry_prepare(const struct oci_mount *m, size_t idx, int idmapped,
+ * A source made on the host side comes in as host_fd, which this takes over: an idmapped
+ * mount's (mount-idmap.h), or one opened with the host's credentials (mount-host.h); pass -1
+ * for every other mount, whose source this opens itself. */
+int moat_mount_entry_prepare(const struct oci_mount *m, size_t idx, int host_fd,
 			     struct moat_mount_src *ret, moat_error *err);
 
 /* Phase 2 for cfg->mounts[idx]: create the destination inside rootfd when missing and mount.

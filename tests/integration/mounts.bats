@@ -162,3 +162,28 @@ make_world_writable_dir() {
 	moat delete --force "$CID"
 	assert_no_residue "$CID"
 }
+
+# Issue 14 (15): the init opens nothing of the host in its user namespace, whose capabilities
+# do not reach host files; moat opens the bind sources as the host's root, in the container's
+# mount namespace, and hands them over. A directory of mode 0000 only root may traverse.
+@test "a bind source under a directory only the host's root can traverse is bound, as a directory and as a file" {
+	local api
+	mkdir -p "$TEST_DIR/locked/dir"
+	echo 'bound directory' >"$TEST_DIR/locked/dir/marker"
+	echo 'bound file' >"$TEST_DIR/locked/file"
+	chmod 0000 "$TEST_DIR/locked"
+	for api in new-api mount-syscall; do
+		unset MOAT_TEST_FORCE_MOUNT_FALLBACK
+		[[ $api == mount-syscall ]] && export MOAT_TEST_FORCE_MOUNT_FALLBACK=1
+		make_bundle "$TEST_DIR/bundle-$api"
+		use_policy_without deny-host-mounts
+		cfg_set '.mounts += [
+			{"destination": "/tmp/dir", "type": "bind", "source": $d, "options": ["bind", "ro"]},
+			{"destination": "/tmp/file", "type": "bind", "source": $f, "options": ["bind", "ro"]}]' \
+			--arg d "$TEST_DIR/locked/dir" --arg f "$TEST_DIR/locked/file"
+		run_sh 'cat /tmp/dir/marker /tmp/file'
+		assert_success
+		assert_output "bound directory
+bound file"
+	done
+}
