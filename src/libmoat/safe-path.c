@@ -313,17 +313,16 @@ int moat_safe_open(int rootfd, const char *path, int flags, mode_t mode, unsigne
 
 static int mkdir_p_at(int rootfd, const char *path, mode_t mode, unsigned depth);
 
-/* name exists in parent (whose path is prefix/..) but is not a directory: when it is a dangling
- * symlink, create its target (resolved inside the root) and open the result. */
-static int create_link_target(int rootfd, int parent, const char *prefix, const char *name,
-			      mode_t mode, unsigned depth)
+/* name in parent (whose path inside the root is dir) is a symlink: the path inside the root it
+ * points to, *ret (allocated). An absolute target is taken as it is (it restarts at the root);
+ * a relative one follows dir, which resolves as the link would (".." after a symlinked
+ * component goes where the kernel would go). -EINVAL: name is not a symlink. */
+static int link_path(int parent, const char *dir, const char *name, char **ret)
 {
 	_cleanup_close_ int lfd = -1;
-	_cleanup_free_ char *target_path = NULL;
 	char target[PATH_MAX];
 	struct stat st;
 	ssize_t n;
-	int fd;
 
 	lfd = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (lfd < 0)
@@ -331,18 +330,30 @@ static int create_link_target(int rootfd, int parent, const char *prefix, const 
 	if (fstat(lfd, &st) < 0)
 		return -errno;
 	if (!S_ISLNK(st.st_mode))
-		return -ENOTDIR;
+		return -EINVAL;
 	n = readlinkat(lfd, "", target, sizeof(target) - 1);
 	if (n <= 0)
 		return n < 0 ? -errno : -ENOENT;
 	target[n] = '\0';
 	if (is_magic_link(lfd, target))
 		return -ELOOP;
-	if (target[0] == '/')
-		target_path = xstrdup(target);
-	else
-		target_path = xasprintf("%.*s/%s", (int)(strlen(prefix) - strlen(name)), prefix,
-					target);
+	*ret = target[0] == '/' ? xstrdup(target) : xasprintf("%s/%s", dir, target);
+	return 0;
+}
+
+/* name exists in parent (whose path is prefix/..) but is not a directory: when it is a dangling
+ * symlink, create its target (resolved inside the root) and open the result. */
+static int create_link_target(int rootfd, int parent, const char *prefix, const char *name,
+			      mode_t mode, unsigned depth)
+{
+	_cleanup_free_ char *dir = xasprintf("%.*s", (int)(strlen(prefix) - strlen(name) - 1),
+					     prefix);
+	_cleanup_free_ char *target_path = NULL;
+	int fd;
+
+	fd = link_path(parent, dir, name, &target_path);
+	if (fd < 0)
+		return fd == -EINVAL ? -ENOTDIR : fd;
 	fd = mkdir_p_at(rootfd, target_path, mode, depth + 1);
 	if (fd < 0)
 		return fd;
@@ -433,13 +444,15 @@ static int split_last(const char *path, char **ret_parent, const char **ret_name
 	return 0;
 }
 
-static int mkfile_at(int rootfd, const char *path, mode_t mode)
+static int mkfile_at(int rootfd, const char *path, mode_t mode, unsigned depth)
 {
 	_cleanup_close_ int parent = -1;
-	_cleanup_free_ char *dir = NULL;
+	_cleanup_free_ char *dir = NULL, *target = NULL;
 	const char *name;
 	int r;
 
+	if (depth > MOAT_MAXSYMLINKS)
+		return -ELOOP;
 	r = open_in_root(rootfd, path, O_PATH, 0, 0);
 	if (r != -ENOENT)
 		return r;
@@ -452,10 +465,12 @@ static int mkfile_at(int rootfd, const char *path, mode_t mode)
 	if (mknodat(parent, name, S_IFREG | mode, 0) < 0) {
 		if (errno != EEXIST)
 			return -errno;
-		/* a dangling symlink, or a race: create the target inside the root */
-		r = open_in_root(rootfd, path, O_CREAT | O_WRONLY | O_NONBLOCK | O_NOCTTY, mode,
-				 0);
-		if (r < 0 && r != -EEXIST)
+		/* a dangling symlink: its target is made, inside the root (else a race: it
+		 * exists now) */
+		r = link_path(parent, dir, name, &target);
+		if (r == 0)
+			r = mkfile_at(rootfd, target, mode, depth + 1);
+		if (r < 0 && r != -EINVAL)
 			return r;
 		if (r >= 0)
 			close(r);
@@ -465,7 +480,7 @@ static int mkfile_at(int rootfd, const char *path, mode_t mode)
 
 int moat_safe_mkfile(int rootfd, const char *path, mode_t mode, int *ret_fd, moat_error *err)
 {
-	int r = mkfile_at(rootfd, path, mode);
+	int r = mkfile_at(rootfd, path, mode, 0);
 
 	if (r < 0)
 		return moat_error_set(err, -r, "create file '%s' in the container root", path);

@@ -44,8 +44,10 @@ int moat_safe_open(int rootfd, const char *path, int flags, mode_t mode, unsigne
 int moat_safe_mkdir_p(int rootfd, const char *path, mode_t mode, int *ret_fd, moat_error *err);
 
 /* Make sure path exists inside rootfd: when it does not, its parent directories are created as
- * moat_safe_mkdir_p does (0755) and the last component as an empty regular file with mode.
- * An existing path of any type is left as it is. *ret_fd is an O_PATH fd of it. */
+ * moat_safe_mkdir_p does (0755) and the last component as an empty regular file with mode; a
+ * last component that is a dangling symlink gets its target created the same way (directories
+ * too), inside the root. An existing path of any type is left as it is. *ret_fd is an O_PATH
+ * fd of it. */
 int moat_safe_mkfile(int rootfd, const char *path, mode_t mode, int *ret_fd, moat_error *err);
 
 /* Open the parent directory of path inside rootfd, creating missing directories as

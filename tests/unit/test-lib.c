@@ -562,6 +562,12 @@ static void test_sp_mkfile(void **state)
 	assert_int_equal(moat_safe_mkfile(s->rootfd, "dangling_file", 0644, &fd, &err), 0);
 	assert_is(s, fd, "created_by_link");
 	assert_int_equal(stat("/created_by_link", &st), -1);
+	/* a dangling link whose directory is missing too: both made, inside the root */
+	assert_int_equal(moat_safe_mkfile(s->rootfd, "dangling", 0644, &fd, &err), 0);
+	assert_is(s, fd, "nowhere/file");
+	assert_int_equal(stat("/nowhere", &st), -1);
+	assert_int_equal(moat_safe_mkfile(s->rootfd, "loop1", 0644, &fd, &err), -ELOOP);
+	moat_error_clear(&err);
 	assert_int_equal(moat_safe_mkfile(s->rootfd, "a/..", 0644, &fd, &err), 0);
 	assert_is(s, fd, "");
 	assert_int_equal(moat_safe_mkfile(s->rootfd, "new/", 0644, &fd, &err), -EISDIR);
@@ -573,6 +579,7 @@ static void test_sp_mkfile(void **state)
 	assert_int_equal(moat_safe_open_parent(s->rootfd, "abs/..", &fd, &name, &err), -EISDIR);
 	moat_error_clear(&err);
 	assert_int_equal(unlinkat(s->rootfd, "created_by_link", 0), 0);
+	assert_int_equal(remove_tree_at(s->rootfd, "nowhere", NULL), 0);
 	assert_int_equal(remove_tree_at(s->rootfd, "etc/mnt", NULL), 0);
 }
 
