@@ -222,6 +222,34 @@ fail:
 	return moat_error_ret(err);
 }
 
+int moat_devices_check_dev(int rootfd, moat_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	char target[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	int r;
+
+	r = moat_safe_open(rootfd, "/dev", O_PATH | O_NOFOLLOW, 0, MOAT_RESOLVE_NO_SYMLINKS, &fd,
+			   err);
+	if (r == -ENOENT) {
+		moat_error_clear(err);
+		return 0; /* made as a directory */
+	}
+	if (r < 0)
+		return r;
+	if (fstat(fd, &st) < 0)
+		return moat_error_set(err, errno, "stat '/dev' in the container root");
+	if (S_ISDIR(st.st_mode))
+		return 0;
+	if (!S_ISLNK(st.st_mode))
+		return moat_error_msg(err, ENOTDIR, "/dev is not a directory");
+	n = readlinkat(fd, "", target, sizeof(target) - 1);
+	target[n < 0 ? 0 : n] = '\0';
+	return moat_error_msg(err, ELOOP, "/dev is a symlink (to '%s'): moat mounts /dev and makes "
+			      "its device nodes there, and follows no link for it", target);
+}
+
 static int bind_node(struct dev_entry *e, int rootfd, moat_error *err)
 {
 	struct moat_mount_opts none = { 0 };
@@ -275,6 +303,9 @@ int moat_devices_create(struct moat_devices *d, int rootfd, moat_error *err)
 {
 	size_t i;
 
+	if (moat_devices_check_dev(rootfd, err) < 0)
+		return moat_error_ret(err);
+
 	for (i = 0; i < d->n; i++) {
 		struct dev_entry *e = &d->e[i];
 		int r = e->host.fd >= 0 ? bind_node(e, rootfd, err) : mknod_entry(e, rootfd, err);
@@ -301,7 +332,8 @@ int moat_devices_symlinks(int rootfd, moat_error *err)
 	_cleanup_close_ int dev = -1;
 	size_t i;
 
-	if (moat_safe_mkdir_p(rootfd, "/dev", 0755, &dev, err) < 0)
+	if (moat_devices_check_dev(rootfd, err) < 0 ||
+	    moat_safe_mkdir_p(rootfd, "/dev", 0755, &dev, err) < 0)
 		return moat_error_ret(err);
 	for (i = 0; i < MOAT_ARRAY_SIZE(dev_symlinks); i++) {
 		const char *name = dev_symlinks[i].name, *target = dev_symlinks[i].target;

@@ -40,6 +40,12 @@ struct moat_devices;
 int moat_devices_prepare(const struct oci_linux *lx, bool userns, struct moat_devices **ret,
 			 moat_error *err);
 
+/* The image's /dev, where moat mounts and makes device nodes, must be a directory or missing
+ * (then it is made): a symlink there is refused, naming its target, as a symlinked /proc or
+ * /sys is, whether it points inside the root or not. moat_devices_create and
+ * moat_devices_symlinks check it too. */
+int moat_devices_check_dev(int rootfd, moat_error *err);
+
 /* Phase 2: create every planned device inside rootfd (before the root is entered). */
 int moat_devices_create(struct moat_devices *d, int rootfd, moat_error *err);
 

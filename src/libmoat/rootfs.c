@@ -158,6 +158,14 @@ static int bind_rootfs(const char *path, int idmapped, int *ret_fd, moat_error *
 	return 0;
 }
 
+/* A symlinked /dev is refused before anything is made (devices.h). */
+static int check_dev(int rootfd, moat_error *err)
+{
+	if (moat_devices_check_dev(rootfd, err) < 0)
+		return moat_error_prefix(err, "root.path");
+	return 0;
+}
+
 static int prepare_sources(struct moat_rootfs *r, const struct oci_config *cfg, moat_error *err)
 {
 	size_t i;
@@ -196,6 +204,7 @@ int moat_rootfs_prepare(const struct oci_config *cfg, const char *rootfs_path,
 	r->root_propagation_rec = propagation_table[prop].root_rec;
 	if (make_tree_private(propagation_table[prop].host, err) < 0 ||
 	    bind_rootfs(rootfs_path, take_rootfs_idmapped(r, cfg), &r->rootfd, err) < 0 ||
+	    check_dev(r->rootfd, err) < 0 ||
 	    moat_mount_env_prepare(cfg, opts->userns, &r->env, err) < 0 ||
 	    prepare_sources(r, cfg, err) < 0)
 		goto fail;
