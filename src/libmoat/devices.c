@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -250,15 +251,17 @@ int moat_devices_check_dev(int rootfd, moat_error *err)
 			      "its device nodes there, and follows no link for it", target);
 }
 
+/* A host node bound in a user namespace: nosuid and noexec, as crun binds them (a device is
+ * neither a program nor a set-id file; only its node is wanted). */
 static int bind_node(struct dev_entry *e, int rootfd, moat_error *err)
 {
-	struct moat_mount_opts none = { 0 };
+	struct moat_mount_opts node = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC };
 	struct moat_mount_target t = { -1, rootfd, e->spec.path };
 	int r;
 
 	if (moat_safe_mkfile(rootfd, e->spec.path, 0644, &t.fd, err) < 0)
 		return moat_error_ret(err);
-	r = moat_mount_bind(&e->host, &t, &none, err);
+	r = moat_mount_bind(&e->host, &t, &node, err);
 	close(t.fd);
 	return r < 0 ? moat_error_prefix(err, "bind the host's '%s'", e->spec.path) : 0;
 }

@@ -142,3 +142,22 @@ load helpers
 	assert_moat_error "linux\\.devices\\[0\\] \\(/dev/nowhere\\): the host has no node of the c 1:250 device, at '/dev/nowhere' or in /dev, to bind in a user namespace"
 	assert_no_residue "$CID"
 }
+
+# Issue 14 (4): in a user namespace the host's nodes are bound, each a mount of its own; it
+# carries nosuid and noexec, as crun binds them, with the new mount API and with mount(2).
+@test "device nodes bound in a user namespace are mounted nosuid and noexec" {
+	local api line
+	for api in new-api mount-syscall; do
+		unset MOAT_TEST_FORCE_MOUNT_FALLBACK
+		[[ $api == mount-syscall ]] && export MOAT_TEST_FORCE_MOUNT_FALLBACK=1
+		make_bundle "$TEST_DIR/bundle-$api"
+		cfg_set '.linux.devices = [{"path": "/dev/mynull", "type": "c", "major": 1, "minor": 3}]'
+		run_sh 'awk '"'"'$5 ~ /^\/dev\/(null|zero|full|random|urandom|tty|mynull)$/ { print $5, $6 }'"'"' /proc/self/mountinfo'
+		assert_success
+		assert_equal "${#lines[@]}" 7
+		for line in "${lines[@]}"; do
+			[[ $line =~ ^/dev/[a-z]+\ (.*,)?nosuid(,.*)?$ && $line =~ [\ ,]noexec(,|$) ]] ||
+				fail "$api: not nosuid,noexec: $line"
+		done
+	done
+}
