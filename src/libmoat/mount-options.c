@@ -325,6 +325,13 @@ size_t moat_mount_opts_drop_data(struct moat_mount_opts *o, const char *key)
 	return dropped;
 }
 
+void moat_mount_opts_add_data(struct moat_mount_opts *o, const char *opt)
+{
+	strv_push(&o->data, &o->data_len, opt);
+	free(o->data_str);
+	o->data_str = moat_mount_data_join(o->data, o->data_len);
+}
+
 const char *moat_mount_opts_get_data(const struct moat_mount_opts *o, const char *key)
 {
 	size_t i, kl = strlen(key);

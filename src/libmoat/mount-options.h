@@ -55,6 +55,9 @@ void moat_mount_opts_release(struct moat_mount_opts *o);
  * drop an option the environment cannot honour, e.g. devpts gid= for an unmapped group. */
 size_t moat_mount_opts_drop_data(struct moat_mount_opts *o, const char *key);
 
+/* Append opt to the filesystem data (an option moat adds, e.g. a tmpfs's mode=). */
+void moat_mount_opts_add_data(struct moat_mount_opts *o, const char *opt);
+
 /* data[0..n) joined with commas, as mount(2) takes it; NULL when n is 0. */
 char *moat_mount_data_join(char *const *data, size_t n);
 

@@ -1001,19 +1001,40 @@ static int check_proc_target(struct entry *e, const struct fs_handler *h, moat_e
 	return 0;
 }
 
+/* A tmpfs over a directory of the image takes that directory's mode unless its options give
+ * mode=, as runc does; one moat made for it keeps tmpfs's own (1777). dir is what the
+ * destination was before open_target (-1: nothing), the target must still be it. */
+static void tmpfs_mode_from_dir(struct entry *e, int dir)
+{
+	struct stat before, target;
+	char opt[32];
+
+	if (dir < 0 || moat_mount_opts_get_data(&e->o, "mode") != NULL)
+		return;
+	if (fstat(dir, &before) < 0 || fstat(e->t.fd, &target) < 0 ||
+	    before.st_dev != target.st_dev || before.st_ino != target.st_ino)
+		return;
+	snprintf(opt, sizeof(opt), "mode=%04o", (unsigned)(before.st_mode & 07777));
+	moat_mount_opts_add_data(&e->o, opt);
+}
+
 static int entry_run(struct entry *e, int *ret_point, moat_error *err)
 {
 	const struct fs_handler *h = find_handler(e);
-	_cleanup_close_ int tfd = -1;
+	_cleanup_close_ int tfd = -1, dir = -1;
 	int r;
 
 	if (covers_root(e->m->destination))
 		return moat_error_msg(err, EINVAL, "a mount may not cover the container root");
 	if (e->o.tmpcopyup && h->mount != mount_tmpfs)
 		return moat_error_msg(err, EINVAL, "tmpcopyup: only a tmpfs mount can copy up");
+	if (h->mount == mount_tmpfs)
+		(void)moat_safe_open(e->rootfd, e->m->destination, O_PATH | O_DIRECTORY, 0, 0, &dir,
+				     NULL);
 	if (open_target(e, h, &tfd, err) < 0)
 		return moat_error_ret(err);
 	e->t = (struct moat_mount_target){ tfd, e->rootfd, e->m->destination };
+	tmpfs_mode_from_dir(e, dir);
 	if (check_proc_target(e, h, err) < 0)
 		return moat_error_ret(err);
 	r = h->mount(e, err);

@@ -187,3 +187,23 @@ make_world_writable_dir() {
 bound file"
 	done
 }
+
+# Issue 14 (13): a tmpfs over a directory of the image takes that directory's mode, as runc
+# does, unless its options give mode=; over a directory moat makes, tmpfs's own 1777.
+@test "a tmpfs over an existing directory takes its mode unless mode= is given" {
+	local api
+	for api in new-api mount-syscall; do
+		unset MOAT_TEST_FORCE_MOUNT_FALLBACK
+		[[ $api == mount-syscall ]] && export MOAT_TEST_FORCE_MOUNT_FALLBACK=1
+		make_bundle "$TEST_DIR/bundle-$api"
+		mkdir -m 0750 "$BUNDLE/rootfs/private" "$BUNDLE/rootfs/given"
+		chmod 2710 "$BUNDLE/rootfs/private"
+		cfg_set '.mounts += [
+			{"destination": "/private", "type": "tmpfs", "source": "tmpfs"},
+			{"destination": "/given", "type": "tmpfs", "source": "tmpfs", "options": ["mode=711"]},
+			{"destination": "/tmp/new", "type": "tmpfs", "source": "tmpfs"}]'
+		run_sh 'stat -c "%n %a" /private /given /tmp/new'
+		assert_success
+		assert_equal "${lines[*]}" '/private 2710 /given 711 /tmp/new 1777'
+	done
+}

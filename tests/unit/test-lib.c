@@ -199,6 +199,12 @@ static void test_opts_data_passthrough(void **state)
 	assert_int_equal(moat_mount_opts_drop_data(&o, "uid"), 1);
 	assert_int_equal(o.data_len, 0);
 	assert_null(o.data_str);
+	moat_mount_opts_add_data(&o, "mode=0750");
+	moat_mount_opts_add_data(&o, "nr_inodes=16384");
+	assert_int_equal(o.data_len, 2);
+	assert_null(o.data[2]);
+	assert_string_equal(o.data_str, "mode=0750,nr_inodes=16384");
+	assert_string_equal(moat_mount_opts_get_data(&o, "mode"), "0750");
 	moat_mount_opts_release(&o);
 }
 
