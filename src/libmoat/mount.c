@@ -465,12 +465,15 @@ static int read_cgroups(struct moat_mount_env *env, moat_error *err)
 			continue;
 		*end = '\0';
 		if (ctrl[0] == '\0') {
-			env->cgroup_unified = true;
+			free(env->cgroup_unified);
+			env->cgroup_unified = xstrdup(end + 1);
 			continue;
 		}
 		env->cgroup_v1 = xrealloc(env->cgroup_v1, (n + 2) * sizeof(char *));
+		env->cgroup_v1_path = xrealloc(env->cgroup_v1_path, (n + 2) * sizeof(char *));
+		env->cgroup_v1_path[n] = xstrdup(end + 1);
 		env->cgroup_v1[n++] = xstrdup(ctrl);
-		env->cgroup_v1[n] = NULL;
+		env->cgroup_v1[n] = env->cgroup_v1_path[n] = NULL;
 	}
 	return 0;
 }
@@ -503,6 +506,10 @@ void moat_mount_env_release(struct moat_mount_env *env)
 	for (p = env->cgroup_v1; p != NULL && *p != NULL; p++)
 		free(*p);
 	free(env->cgroup_v1);
+	for (p = env->cgroup_v1_path; p != NULL && *p != NULL; p++)
+		free(*p);
+	free(env->cgroup_v1_path);
+	free(env->cgroup_unified);
 	memset(env, 0, sizeof(*env));
 	env->host_sys.fd = -1;
 }
@@ -629,17 +636,64 @@ static int cgroup_hint(moat_error *err)
 	return moat_error_ret(err);
 }
 
+/* The container's own cgroup, cgpath (its line of /proc/self/cgroup), of a hierarchy of fstype
+ * at t. A fresh mount's root is the root of the init's cgroup namespace: in a namespace of its
+ * own that is the container's cgroup, and the mount is kept. Without one (the host's, or a
+ * joined one above the container) it would show every cgroup there, other containers' too:
+ * then only the container's directory of it is bound at t, as runc binds it, and the whole
+ * hierarchy is detached again (with mount(2), which cannot attach a detached clone, it stays
+ * beneath, covered). */
+static int mount_cgroup_fs(const char *fstype, const char *source, const struct moat_mount_opts *o,
+			   const struct moat_mount_target *t, const char *cgpath, moat_error *err)
+{
+	const char *rel = cgpath ? cgpath + strspn(cgpath, "/") : "";
+	struct moat_mount_src own = { -1, false, false, S_IFDIR };
+	_cleanup_close_ int mfd = -1;
+	int r;
+
+	if (moat_mount_fs(fstype, source, o, t, rel[0] != '\0' ? &mfd : NULL, err) < 0)
+		return moat_error_ret(err);
+	if (rel[0] == '\0')
+		return 0;
+	if (strncmp(rel, "..", 2) == 0)
+		return moat_error_msg(err, EXDEV, "the container's cgroup '%s' is outside its cgroup "
+				      "namespace", cgpath);
+	own.is_clone = moat_mount_new_api();
+	if (own.is_clone)
+		own.fd = open_tree(mfd, rel, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	else
+		own.fd = openat(mfd, rel, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (own.fd < 0)
+		return moat_error_set(err, errno, "the container's cgroup '%s'", cgpath);
+	if (own.is_clone && umount2(fdp(mfd).s, MNT_DETACH) < 0) {
+		moat_mount_src_close(&own);
+		return moat_error_set(err, errno, "detach the whole hierarchy");
+	}
+	r = moat_mount_bind(&own, t, o, err);
+	moat_mount_src_close(&own);
+	return r < 0 ? moat_error_prefix(err, "bind the container's cgroup '%s'", cgpath) : 0;
+}
+
+/* A cgroup mount is read-only unless its options say rw: a writable cgroup lets the container
+ * change its own limits. */
+static void cgroup_default_ro(struct moat_mount_opts *o)
+{
+	if (!(o->attr_clr & MOUNT_ATTR_RDONLY))
+		o->attr_set |= MOUNT_ATTR_RDONLY;
+}
+
 static int mount_cgroup2(struct entry *e, moat_error *err)
 {
-	if (moat_mount_fs("cgroup2", e->m->source ? e->m->source : "cgroup2", &e->o, &e->t, NULL,
-			  err) < 0)
+	cgroup_default_ro(&e->o);
+	if (mount_cgroup_fs("cgroup2", e->m->source ? e->m->source : "cgroup2", &e->o, &e->t,
+			    e->env->cgroup_unified, err) < 0)
 		return cgroup_hint(err);
 	return 0;
 }
 
 /* One hierarchy of type fstype at dirfd/name (dirfd: the cgroup tmpfs at the destination). */
 static int mount_cgroup_at(struct entry *e, int dirfd, const char *name, const char *fstype,
-			   char **data, size_t data_len, moat_error *err)
+			   char **data, size_t data_len, const char *cgpath, moat_error *err)
 {
 	_cleanup_free_ char *path = xasprintf("%s/%s", e->m->destination, name);
 	struct moat_mount_opts co = { .attr_set = e->o.attr_set, .attr_clr = e->o.attr_clr,
@@ -652,7 +706,7 @@ static int mount_cgroup_at(struct entry *e, int dirfd, const char *name, const c
 	sub.fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (sub.fd < 0)
 		return moat_error_set(err, errno, "open '%s'", path);
-	r = moat_mount_fs(fstype, fstype, &co, &sub, NULL, err);
+	r = mount_cgroup_fs(fstype, fstype, &co, &sub, cgpath, err);
 	close(sub.fd);
 	return r;
 }
@@ -661,7 +715,8 @@ static int mount_cgroup_at(struct entry *e, int dirfd, const char *name, const c
 
 /* A v1 hierarchy ("cpu,cpuacct", "name=systemd"): its controllers are the mount options; each
  * controller of a shared hierarchy gets a symlink, as on the host. */
-static int mount_cgroup_v1(struct entry *e, int dirfd, const char *hier, moat_error *err)
+static int mount_cgroup_v1(struct entry *e, int dirfd, const char *hier, const char *cgpath,
+			   moat_error *err)
 {
 	const char *name = strncmp(hier, "name=", 5) == 0 ? hier + 5 : hier;
 	_cleanup_free_ char *list = xstrdup(hier);
@@ -675,7 +730,7 @@ static int mount_cgroup_v1(struct entry *e, int dirfd, const char *hier, moat_er
 		data[n++] = tok;
 	}
 	data[n] = NULL;
-	if (mount_cgroup_at(e, dirfd, name, "cgroup", data, n, err) < 0)
+	if (mount_cgroup_at(e, dirfd, name, "cgroup", data, n, cgpath, err) < 0)
 		return moat_error_prefix(err, "hierarchy %s", hier);
 	for (i = 0; n > 1 && i < n; i++)
 		if (symlinkat(name, dirfd, data[i]) < 0 && errno != EEXIST)
@@ -686,8 +741,8 @@ static int mount_cgroup_v1(struct entry *e, int dirfd, const char *hier, moat_er
 
 /* type "cgroup": the host's layout. Pure v2: a cgroup2 mount. v1 or hybrid (this project's
  * machines): a tmpfs holding one cgroup mount per v1 hierarchy of /proc/self/cgroup and, for
- * hybrid, cgroup2 at "unified". Inside a cgroup namespace each shows the container's cgroup;
- * the tmpfs is made read-only at the end when the options say ro. */
+ * hybrid, cgroup2 at "unified". Each shows the container's own cgroup (mount_cgroup_fs); the
+ * tmpfs is made read-only at the end unless the options say rw. */
 static int mount_cgroup(struct entry *e, moat_error *err)
 {
 	char *mode[] = { (char *)"mode=755", NULL };
@@ -696,20 +751,23 @@ static int mount_cgroup(struct entry *e, moat_error *err)
 				       .data = mode, .data_len = 1 };
 	_cleanup_close_ int mfd = -1, dirfd = -1;
 	struct moat_mount_target top;
-	char **h;
+	size_t i;
 
 	if (e->env->cgroup_v1 == NULL)
 		return mount_cgroup2(e, err);
+	cgroup_default_ro(&e->o);
 	if (moat_mount_fs("tmpfs", "cgroup", &tmp, &e->t, &mfd, err) < 0)
 		return moat_error_ret(err);
 	dirfd = openat(mfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0)
 		return moat_error_set(err, errno, "open the cgroup tmpfs");
-	for (h = e->env->cgroup_v1; *h != NULL; h++)
-		if (mount_cgroup_v1(e, dirfd, *h, err) < 0)
+	for (i = 0; e->env->cgroup_v1[i] != NULL; i++)
+		if (mount_cgroup_v1(e, dirfd, e->env->cgroup_v1[i], e->env->cgroup_v1_path[i],
+				    err) < 0)
 			return cgroup_hint(err);
-	if (e->env->cgroup_unified &&
-	    mount_cgroup_at(e, dirfd, "unified", "cgroup2", NULL, 0, err) < 0)
+	if (e->env->cgroup_unified != NULL &&
+	    mount_cgroup_at(e, dirfd, "unified", "cgroup2", NULL, 0, e->env->cgroup_unified,
+			    err) < 0)
 		return cgroup_hint(err);
 	top = (struct moat_mount_target){ mfd, e->rootfd, e->m->destination };
 	return moat_mount_setattr(&top, e->o.attr_set & MOUNT_ATTR_RDONLY, 0, false, err);

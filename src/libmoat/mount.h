@@ -73,11 +73,13 @@ struct moat_mount_env {
 	uint32_t (*gid_map)[3];        /* /proc/self/gid_map lines: inside, outside, count */
 	size_t gid_map_len;
 	char **cgroup_v1;              /* v1 hierarchies ("cpu,cpuacct", "name=systemd") */
-	bool cgroup_unified;           /* /proc/self/cgroup has a "0::" line */
+	char **cgroup_v1_path;         /* the init's cgroup in each ("/moat/<id>") */
+	char *cgroup_unified;          /* the init's cgroup in the v2 hierarchy (the "0::" line
+					* of /proc/self/cgroup); NULL: none */
 };
 
-/* Phase 1: read the gid map and the cgroup layout, clone the host /sys when a sysfs mount may
- * need the fallback. */
+/* Phase 1: read the gid map and the cgroup layout (after the init entered its cgroup and its
+ * cgroup namespace), clone the host /sys when a sysfs mount may need the fallback. */
 int moat_mount_env_prepare(const struct oci_config *cfg, bool userns, struct moat_mount_env *ret,
 			   moat_error *err);
 void moat_mount_env_release(struct moat_mount_env *env);

@@ -207,3 +207,40 @@ bound file"
 		assert_equal "${lines[*]}" '/private 2710 /given 711 /tmp/new 1777'
 	done
 }
+
+# Issue 14 (3): without a cgroup namespace of its own (the compat preset, as engines on cgroup
+# v1 ask), a cgroup mount showed the host's whole hierarchy, read-write, other containers'
+# cgroups too. Each hierarchy now shows the container's own cgroup (its pids limit, not the
+# host root's absent pids.max), read-only unless the options say rw, as runc binds them.
+@test "a cgroup mount without a cgroup namespace shows only the container's own cgroup, read-only unless rw" {
+	local api opt line
+	for api in new-api mount-syscall; do
+		unset MOAT_TEST_FORCE_MOUNT_FALLBACK
+		[[ $api == mount-syscall ]] && export MOAT_TEST_FORCE_MOUNT_FALLBACK=1
+		for opt in none rw; do
+			make_bundle "$TEST_DIR/bundle-$api-$opt"
+			MOAT_TEST_POLICY=$BATS_TEST_DIRNAME/../../contrib/policy/compat.json
+			cfg_set '.linux.namespaces |= map(select(.type != "user" and .type != "cgroup"))
+				| del(.linux.uidMappings, .linux.gidMappings)
+				| .mounts += [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup",
+					options: (["nosuid", "noexec", "nodev"] + (if $o == "rw" then ["rw"] else [] end))}]' \
+				--arg o "$opt"
+			run_sh 'cat /sys/fs/cgroup/pids/pids.max
+				awk '"'"'$5 ~ /^\/sys\/fs\/cgroup\/[a-z]+$/ { print $4, $5, $6 }'"'"' /proc/self/mountinfo'
+			assert_success
+			assert_line --index 0 1024
+			[[ ${#lines[@]} -gt 2 ]] || fail "no hierarchy is mounted: $output"
+			for line in "${lines[@]:1}"; do
+				if [[ $api == mount-syscall && $line == '/ '* ]]; then
+					continue # mount(2) leaves the whole hierarchy beneath, covered
+				fi
+				[[ ${line%% *} == "/moat/$CID" ]] || fail "$api $opt: not the container's cgroup: $line"
+				if [[ $opt == rw ]]; then
+					[[ $line =~ \ rw, ]] || fail "$api $opt: not read-write: $line"
+				else
+					[[ $line =~ \ ro, ]] || fail "$api $opt: not read-only: $line"
+				fi
+			done
+		done
+	done
+}
