@@ -43,7 +43,8 @@ static const struct {
 };
 
 struct dev_entry {
-	struct moat_device_spec spec; /* spec.path points into the config or the table */
+	struct moat_device_spec spec; /* spec.path is path */
+	char *path;
 	char *field;                  /* "linux.devices[2]" or "default device" */
 	struct moat_mount_src host;   /* the host node under a user namespace; fd -1 otherwise */
 };
@@ -68,12 +69,38 @@ static mode_t type_fmt(char type)
 	}
 }
 
-static int spec_from_oci(const struct oci_device *d, size_t i, struct moat_device_spec *ret,
-			 moat_error *err)
+/* linux.devices[].path as runc takes it (its secure join cleans the path): repeated and
+ * trailing slashes dropped, so "/dev/foo/" is /dev/foo, since a device node is never a
+ * directory; the default device an entry replaces is found by this form too. NULL when
+ * nothing is left but the root ("", "/"). */
+static char *clean_dev_path(const char *path)
 {
-	struct moat_device_spec s = { .path = d->path, .type = d->type ? d->type[0] : '\0',
-				      .mode = 0666 };
+	char *out = xmalloc(strlen(path) + 1), *o = out;
+	const char *p;
 
+	for (p = path; *p != '\0'; p++)
+		if (*p != '/' || o == out || o[-1] != '/')
+			*o++ = *p;
+	while (o > out && o[-1] == '/')
+		o--;
+	*o = '\0';
+	if (out[0] == '\0') {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* ret->path is the cleaned path, *ret_path (allocated). */
+static int spec_from_oci(const struct oci_device *d, size_t i, struct moat_device_spec *ret,
+			 char **ret_path, moat_error *err)
+{
+	struct moat_device_spec s = { .type = d->type ? d->type[0] : '\0', .mode = 0666 };
+	_cleanup_free_ char *path = clean_dev_path(d->path);
+
+	if (path == NULL)
+		return moat_error_msg(err, EINVAL, "linux.devices[%zu].path: '%s' names the "
+				      "container root, not a device", i, d->path);
 	if (d->type == NULL || d->type[1] != '\0' || type_fmt(s.type) == 0)
 		return moat_error_msg(err, EINVAL, "linux.devices[%zu].type: expected c, u, b or p",
 				      i);
@@ -89,6 +116,7 @@ static int spec_from_oci(const struct oci_device *d, size_t i, struct moat_devic
 		s.mode = d->file_mode & 07777;
 	s.uid = d->uid_present ? d->uid : 0;
 	s.gid = d->gid_present ? d->gid : 0;
+	s.path = *ret_path = TAKE_PTR(path);
 	*ret = s;
 	return 0;
 }
@@ -97,9 +125,12 @@ static bool overridden(const struct oci_linux *lx, const char *path)
 {
 	size_t i;
 
-	for (i = 0; lx != NULL && i < lx->devices_len; i++)
-		if (lx->devices[i]->path != NULL && strcmp(lx->devices[i]->path, path) == 0)
+	for (i = 0; lx != NULL && i < lx->devices_len; i++) {
+		_cleanup_free_ char *clean = clean_dev_path(lx->devices[i]->path);
+
+		if (clean != NULL && strcmp(clean, path) == 0)
 			return true;
+	}
 	return false;
 }
 
@@ -111,6 +142,8 @@ static struct dev_entry *add_entry(struct moat_devices *d, const struct moat_dev
 	d->e = xrealloc(d->e, (d->n + 1) * sizeof(*d->e));
 	e = &d->e[d->n++];
 	e->spec = *s;
+	e->path = xstrdup(s->path);
+	e->spec.path = e->path;
 	e->field = field;
 	e->host = (struct moat_mount_src)MOAT_MOUNT_SRC_INIT;
 	return e;
@@ -210,9 +243,10 @@ int moat_devices_prepare(const struct oci_linux *lx, bool userns, struct moat_de
 			goto fail;
 	}
 	for (i = 0; lx != NULL && i < lx->devices_len; i++) {
+		_cleanup_free_ char *path = NULL;
 		struct moat_device_spec s;
 
-		if (spec_from_oci(lx->devices[i], i, &s, err) < 0 ||
+		if (spec_from_oci(lx->devices[i], i, &s, &path, err) < 0 ||
 		    plan_entry(d, &s, xasprintf("linux.devices[%zu]", i), userns, err) < 0)
 			goto fail;
 	}
@@ -358,6 +392,7 @@ void moat_devices_free(struct moat_devices *d)
 		return;
 	for (i = 0; i < d->n; i++) {
 		moat_mount_src_close(&d->e[i].host);
+		free(d->e[i].path);
 		free(d->e[i].field);
 	}
 	free(d->e);

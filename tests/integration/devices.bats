@@ -161,3 +161,42 @@ load helpers
 		done
 	done
 }
+
+# Issue 14 (19): linux.devices[].path "/dev/mynull/" is /dev/mynull, as runc takes it (its
+# secure join cleans the path): a device node is never a directory. Repeated slashes go too,
+# and the cleaned path is what replaces a default device. In a user namespace (the host's
+# node bound) and rootful (mknod).
+@test "a linux.devices path with a trailing slash is the device at that path" {
+	local mode
+	for mode in userns rootful; do
+		make_bundle "$TEST_DIR/bundle-$mode"
+		if [[ $mode == rootful ]]; then
+			cfg_set '.linux.namespaces |= map(select(.type != "user"))
+				| del(.linux.uidMappings, .linux.gidMappings)'
+			use_policy_without auto-userns
+		fi
+		cfg_set '.linux.devices = [
+			{"path": "/dev/mynull/", "type": "c", "major": 1, "minor": 3},
+			{"path": "//dev//zero//", "type": "c", "major": 1, "minor": 5, "fileMode": 384}]
+			| .linux.resources.devices += [{"allow": true, "type": "c", "major": 1, "minor": 3, "access": "rwm"}]'
+		run_sh 'stat -c "%n %F %t:%T" /dev/mynull /dev/zero && echo data >/dev/mynull && echo written'
+		assert_success
+		assert_line --index 0 '/dev/mynull character special file 1:3'
+		assert_line --index 1 '/dev/zero character special file 1:5'
+		assert_line --index 2 written
+		if [[ $mode == rootful ]]; then
+			# the config's /dev/zero replaced the default one: its mode, 0600
+			run_sh 'stat -c %a /dev/zero'
+			assert_output 600
+		fi
+	done
+}
+
+@test "a linux.devices path that names the root is refused, naming the field" {
+	make_bundle
+	cfg_set '.linux.devices = [{"path": "//", "type": "c", "major": 1, "minor": 3}]'
+	cfg_args true
+	run_moat create --bundle "$BUNDLE" --pid-file "$(pid_file)" "$CID"
+	assert_moat_error "linux\\.devices\\[0\\]\\.path: '//' names the container root, not a device"
+	assert_no_residue "$CID"
+}
