@@ -712,6 +712,11 @@ static int mount_cgroup_at(struct entry *e, int dirfd, const char *name, const c
 }
 
 #define CGROUP_MAX_CONTROLLERS 16 /* per v1 hierarchy; the kernel has fewer than that */
+/* The cgroup tmpfs holds a directory per hierarchy and a symlink per controller of a shared
+ * one: fewer than 64 entries on any kernel. Bounded as every tmpfs moat makes (mount.h). */
+#define CGROUP_TMPFS_KIB 256
+#define CGROUP_TMPFS_INODES 64
+MOAT_TMPFS_CHECK(CGROUP_TMPFS_KIB, CGROUP_TMPFS_INODES);
 
 /* A v1 hierarchy ("cpu,cpuacct", "name=systemd"): its controllers are the mount options; each
  * controller of a shared hierarchy gets a symlink, as on the host. */
@@ -745,10 +750,11 @@ static int mount_cgroup_v1(struct entry *e, int dirfd, const char *hier, const c
  * tmpfs is made read-only at the end unless the options say rw. */
 static int mount_cgroup(struct entry *e, moat_error *err)
 {
-	char *mode[] = { (char *)"mode=755", NULL };
+	char *data[] = { (char *)"mode=755", (char *)MOAT_TMPFS_SIZE_OPT(CGROUP_TMPFS_KIB),
+			 (char *)MOAT_TMPFS_INODES_OPT(CGROUP_TMPFS_INODES), NULL };
 	struct moat_mount_opts tmp = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 						   MOUNT_ATTR_NOEXEC,
-				       .data = mode, .data_len = 1 };
+				       .data = data, .data_len = 3 };
 	_cleanup_close_ int mfd = -1, dirfd = -1;
 	struct moat_mount_target top;
 	size_t i;

@@ -19,6 +19,27 @@
 #include "mount-options.h"
 #include "oci-config.h"
 
+/* Every tmpfs moat itself makes (moat spec's /dev, /dev/shm and /tmp, the masked directories,
+ * the cgroup tmpfs, the guest's /dev, the VMM's jail) gets nr_inodes= beside size=: one inode
+ * per MOAT_TMPFS_BYTES_PER_INODE (a page) of its size. Without it a tmpfs allows as many
+ * inodes as half of RAM has pages, whatever its size, and an inode costs kernel memory that
+ * size= does not count (about 1 KiB: a million empty files in /tmp charged 915 MiB). One per
+ * page is the kernel's own ratio for a tmpfs without options (size half of RAM, nr_inodes half
+ * of RAM's pages), and as many files as size= lets hold data (each takes a page at least), so
+ * only empty files, directories and symlinks beyond that are refused (ENOSPC), and inodes
+ * cost at most about a quarter of size= again. */
+#define MOAT_TMPFS_BYTES_PER_INODE 4096
+
+/* A tmpfs of kib KiB with its inodes, as literal data options ("size=65536k",
+ * "nr_inodes=16384"); MOAT_TMPFS_CHECK checks the pair at compile time. */
+#define MOAT_TMPFS_STR_(x) #x
+#define MOAT_TMPFS_STR(x) MOAT_TMPFS_STR_(x)
+#define MOAT_TMPFS_SIZE_OPT(kib) "size=" MOAT_TMPFS_STR(kib) "k"
+#define MOAT_TMPFS_INODES_OPT(inodes) "nr_inodes=" MOAT_TMPFS_STR(inodes)
+#define MOAT_TMPFS_CHECK(kib, inodes)                                                    \
+	_Static_assert((inodes) == (kib) * 1024LL / MOAT_TMPFS_BYTES_PER_INODE,           \
+		       "nr_inodes: one inode per MOAT_TMPFS_BYTES_PER_INODE of size=")
+
 /* Whether the new mount API is in use (fsopen and mount_setattr exist, not forced off). */
 bool moat_mount_new_api(void);
 

@@ -300,11 +300,19 @@ static int open_existing(int rootfd, const char *path, int *ret_fd, moat_error *
 	return r;
 }
 
+/* A masked directory's tmpfs: empty, one page and its root's inode (mount.h). */
+#define MASK_TMPFS_KIB 4
+#define MASK_TMPFS_INODES 1
+MOAT_TMPFS_CHECK(MASK_TMPFS_KIB, MASK_TMPFS_INODES);
+
 static int mask_one(int rootfd, int null, const char *path, moat_error *err)
 {
 	/* a directory is covered by an empty read-only tmpfs */
+	char *limits[] = { (char *)MOAT_TMPFS_SIZE_OPT(MASK_TMPFS_KIB),
+			   (char *)MOAT_TMPFS_INODES_OPT(MASK_TMPFS_INODES), NULL };
 	struct moat_mount_opts ro_tmpfs = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-							MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
+							MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+					    .data = limits, .data_len = 2 };
 	struct moat_mount_opts none = { 0 };
 	struct moat_mount_src src = { -1, false, false, S_IFCHR };
 	_cleanup_close_ int fd = -1;

@@ -3,13 +3,23 @@
  * Unlike runc's and crun's defaults: a user namespace (container root is an
  * unprivileged host uid), empty capability sets, no_new_privs, a read-only
  * root with a writable tmpfs /tmp, a network namespace holding only
- * loopback, a pids limit, and no bind mount from the host. */
+ * loopback, a pids limit, and no bind mount from the host. Every tmpfs
+ * has an inode bound beside its size (mount.h, MOAT_TMPFS_BYTES_PER_INODE). */
 #include "spec.h"
 
 #include <string.h>
 
+#include "mount.h"
 #include "syscall-filter.h"
 #include "utils.h"
+
+/* /dev, /dev/shm and /tmp: 64 MiB tmpfs each (runc's /dev size), with one inode per page of
+ * that (mount.h): at most 16384 files, a bound on the kernel memory their inodes take. */
+#define SPEC_TMPFS_KIB 65536
+#define SPEC_TMPFS_INODES 16384
+MOAT_TMPFS_CHECK(SPEC_TMPFS_KIB, SPEC_TMPFS_INODES);
+#define SPEC_TMPFS_LIMITS \
+	"\"" MOAT_TMPFS_SIZE_OPT(SPEC_TMPFS_KIB) "\", \"" MOAT_TMPFS_INODES_OPT(SPEC_TMPFS_INODES) "\""
 
 static const char default_config[] =
 	"{"
@@ -32,18 +42,18 @@ static const char default_config[] =
 	"  {\"destination\": \"/proc\", \"type\": \"proc\", \"source\": \"proc\","
 	"   \"options\": [\"nosuid\", \"noexec\", \"nodev\"]},"
 	"  {\"destination\": \"/dev\", \"type\": \"tmpfs\", \"source\": \"tmpfs\","
-	"   \"options\": [\"nosuid\", \"strictatime\", \"mode=755\", \"size=65536k\"]},"
+	"   \"options\": [\"nosuid\", \"strictatime\", \"mode=755\", " SPEC_TMPFS_LIMITS "]},"
 	"  {\"destination\": \"/dev/pts\", \"type\": \"devpts\", \"source\": \"devpts\","
 	"   \"options\": [\"nosuid\", \"noexec\", \"newinstance\", \"ptmxmode=0666\", \"mode=0620\","
 	"                 \"gid=5\"]},"
 	"  {\"destination\": \"/dev/shm\", \"type\": \"tmpfs\", \"source\": \"shm\","
-	"   \"options\": [\"nosuid\", \"noexec\", \"nodev\", \"mode=1777\", \"size=65536k\"]},"
+	"   \"options\": [\"nosuid\", \"noexec\", \"nodev\", \"mode=1777\", " SPEC_TMPFS_LIMITS "]},"
 	"  {\"destination\": \"/dev/mqueue\", \"type\": \"mqueue\", \"source\": \"mqueue\","
 	"   \"options\": [\"nosuid\", \"noexec\", \"nodev\"]},"
 	"  {\"destination\": \"/sys\", \"type\": \"sysfs\", \"source\": \"sysfs\","
 	"   \"options\": [\"nosuid\", \"noexec\", \"nodev\", \"ro\"]},"
 	"  {\"destination\": \"/tmp\", \"type\": \"tmpfs\", \"source\": \"tmpfs\","
-	"   \"options\": [\"nosuid\", \"nodev\", \"mode=1777\", \"size=65536k\"]}"
+	"   \"options\": [\"nosuid\", \"nodev\", \"mode=1777\", " SPEC_TMPFS_LIMITS "]}"
 	"],"
 	"\"linux\": {"
 	"  \"uidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}],"

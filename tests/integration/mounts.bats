@@ -244,3 +244,22 @@ bound file"
 		done
 	done
 }
+
+# Issue 14 (27): every tmpfs moat makes is bounded in inodes, one per 4 KiB page of its size:
+# the default spec's /tmp, /dev/shm and /dev (16384 for 64 MiB), a masked directory's (one:
+# its root) and the cgroup mount's tmpfs (64); /tmp refuses a file past its bound.
+@test "every tmpfs moat makes has an inode bound of one inode per page of its size" {
+	make_bundle
+	cfg_set '.mounts += [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["ro"]}]'
+	run_sh 'stat -f -c "%n %c" /tmp /dev/shm /dev /sys/firmware /sys/fs/cgroup
+		i=0; while [ $i -lt 16384 ] && printf "" 2>/dev/null >/tmp/f$i; do i=$((i + 1)); done
+		echo "files in /tmp: $i"'
+	assert_success
+	assert_line --index 0 '/tmp 16384'
+	assert_line --index 1 '/dev/shm 16384'
+	assert_line --index 2 '/dev 16384'
+	assert_line --index 3 '/sys/firmware 1'
+	assert_line --index 4 '/sys/fs/cgroup 64'
+	# the root directory takes one inode
+	assert_line --index 5 'files in /tmp: 16383'
+}

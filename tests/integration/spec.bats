@@ -144,3 +144,18 @@ spec_here() {
 	assert_success
 	assert_output 'hello from the default spec'
 }
+
+# Issue 14 (27): a tmpfs with size= alone allows as many inodes as half of RAM has pages, and
+# each costs kernel memory size= does not count. Every tmpfs of the default spec has
+# nr_inodes= too: one inode per 4 KiB page of its size (MOAT_TMPFS_BYTES_PER_INODE).
+@test "default spec: every tmpfs has nr_inodes, one inode per 4 KiB page of its size" {
+	spec_here
+	run jq -r '.mounts[] | select(.type == "tmpfs") | [.destination,
+		(.options | map(select(startswith("size=") or startswith("nr_inodes="))) | sort | join(" "))]
+		| join(" ")' "$CONFIG"
+	assert_success
+	assert_equal "${#lines[@]}" 3
+	assert_line '/dev nr_inodes=16384 size=65536k'
+	assert_line '/dev/shm nr_inodes=16384 size=65536k'
+	assert_line '/tmp nr_inodes=16384 size=65536k'
+}
