@@ -219,7 +219,7 @@ bound file"
 		[[ $api == mount-syscall ]] && export MOAT_TEST_FORCE_MOUNT_FALLBACK=1
 		for opt in none rw; do
 			make_bundle "$TEST_DIR/bundle-$api-$opt"
-			MOAT_TEST_POLICY=$BATS_TEST_DIRNAME/../../contrib/policy/compat.json
+			export MOAT_TEST_POLICY=$BATS_TEST_DIRNAME/../../contrib/policy/compat.json
 			cfg_set '.linux.namespaces |= map(select(.type != "user" and .type != "cgroup"))
 				| del(.linux.uidMappings, .linux.gidMappings)
 				| .mounts += [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup",
