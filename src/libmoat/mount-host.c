@@ -23,6 +23,17 @@ static bool wanted(const struct oci_config *cfg, const int *fds, size_t i)
 	return fds[i] < 0 && moat_mount_is_bind(m) && !moat_mount_wants_idmap(m);
 }
 
+static bool any_relative(const struct oci_config *cfg, const int *fds)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->mounts_len; i++)
+		if (wanted(cfg, fds, i) && cfg->mounts[i]->source != NULL &&
+		    cfg->mounts[i]->source[0] != '/')
+			return true;
+	return false;
+}
+
 static int join_mount_ns(pid_t init, moat_error *err)
 {
 	_cleanup_close_ int ns = -1;
@@ -45,8 +56,9 @@ static int open_and_send(int sock, pid_t init, const char *bundle, const struct 
 
 	if (join_mount_ns(init, err) < 0)
 		return moat_error_ret(err);
-	/* setns left the cwd at the namespace's root: relative sources are the bundle's */
-	if (chdir(bundle) < 0)
+	/* setns left the cwd at the namespace's root: relative sources are the bundle's (which
+	 * a joined namespace may not show: only entered when a source needs it) */
+	if (any_relative(cfg, fds) && chdir(bundle) < 0)
 		return moat_error_set(err, errno, "enter the bundle '%s'", bundle);
 	for (i = 0; i < cfg->mounts_len; i++) {
 		struct moat_mount_src src;
