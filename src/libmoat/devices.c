@@ -44,7 +44,7 @@ static const struct {
 
 struct dev_entry {
 	struct moat_device_spec spec; /* spec.path is path */
-	char *path;
+	char *path;                   /* owned: the table's, or the config's cleaned */
 	char *field;                  /* "linux.devices[2]" or "default device" */
 	struct moat_mount_src host;   /* the host node under a user namespace; fd -1 otherwise */
 };
@@ -342,7 +342,6 @@ int moat_devices_create(struct moat_devices *d, int rootfd, moat_error *err)
 
 	if (moat_devices_check_dev(rootfd, err) < 0)
 		return moat_error_ret(err);
-
 	for (i = 0; i < d->n; i++) {
 		struct dev_entry *e = &d->e[i];
 		int r = e->host.fd >= 0 ? bind_node(e, rootfd, err) : mknod_entry(e, rootfd, err);

@@ -651,13 +651,13 @@ static int mount_cgroup_fs(const char *fstype, const char *source, const struct 
 	_cleanup_close_ int mfd = -1;
 	int r;
 
+	if (strncmp(rel, "..", 2) == 0)
+		return moat_error_msg(err, EXDEV, "the container's cgroup '%s' is outside its cgroup "
+				      "namespace", cgpath);
 	if (moat_mount_fs(fstype, source, o, t, rel[0] != '\0' ? &mfd : NULL, err) < 0)
 		return moat_error_ret(err);
 	if (rel[0] == '\0')
 		return 0;
-	if (strncmp(rel, "..", 2) == 0)
-		return moat_error_msg(err, EXDEV, "the container's cgroup '%s' is outside its cgroup "
-				      "namespace", cgpath);
 	own.is_clone = moat_mount_new_api();
 	if (own.is_clone)
 		own.fd = open_tree(mfd, rel, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
