@@ -250,6 +250,15 @@ static char **guest_mount_points(const struct oci_config *user)
 	return dirs;
 }
 
+/* The jail's tmpfs: /dev holds a few nodes and devpts, /tmp what QEMU may write there;
+ * bounded as every tmpfs moat makes (mount.h). */
+#define JAIL_DEV_KIB 64
+#define JAIL_DEV_INODES 16
+MOAT_TMPFS_CHECK(JAIL_DEV_KIB, JAIL_DEV_INODES);
+#define JAIL_TMP_KIB 1024
+#define JAIL_TMP_INODES 256
+MOAT_TMPFS_CHECK(JAIL_TMP_KIB, JAIL_TMP_INODES);
+
 /* What QEMU needs, read-only, resolved in the jail's root; the rootfs; then the user's bind
  * mounts, with their own destinations: s->workload makes the init resolve them inside the
  * rootfs (rootfs.h), never in the jail. */
@@ -265,11 +274,13 @@ static void jail_mounts(struct oci_config *jail, const struct oci_config *user,
 	jail->mounts = NULL;
 	jail->mounts_len = 0;
 	ADD(jail, "/proc", "proc", "proc", "nosuid", "noexec", "nodev");
-	ADD(jail, "/dev", "tmpfs", "tmpfs", "nosuid", "noexec", "mode=755", "size=64k");
+	ADD(jail, "/dev", "tmpfs", "tmpfs", "nosuid", "noexec", "mode=755",
+	    MOAT_TMPFS_SIZE_OPT(JAIL_DEV_KIB), MOAT_TMPFS_INODES_OPT(JAIL_DEV_INODES));
 	/* process.terminal: the supervisor's side of the terminal (the guest has its own) */
 	ADD(jail, "/dev/pts", "devpts", "devpts", "nosuid", "noexec", "newinstance",
 	    "ptmxmode=0666", "mode=0620");
-	ADD(jail, "/tmp", "tmpfs", "tmpfs", "nosuid", "nodev", "noexec", "mode=1777", "size=1m");
+	ADD(jail, "/tmp", "tmpfs", "tmpfs", "nosuid", "nodev", "noexec", "mode=1777",
+	    MOAT_TMPFS_SIZE_OPT(JAIL_TMP_KIB), MOAT_TMPFS_INODES_OPT(JAIL_TMP_INODES));
 	ADD(jail, "/usr", "bind", "/usr", "rbind", "ro", "nosuid", "nodev");
 	if (access("/etc/ld.so.cache", R_OK) == 0)
 		ADD(jail, "/etc/ld.so.cache", "bind", "/etc/ld.so.cache", "bind", "ro", "nosuid",
