@@ -9,13 +9,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/io.h>
+#include <sys/ioctl.h>
 #include <sys/reboot.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -206,6 +209,30 @@ int agent_read_cap_last(void)
 	if (read_file_at(AT_FDCWD, "/proc/sys/kernel/cap_last_cap", 32, &text, &len, NULL) < 0)
 		return 40; /* CAP_CHECKPOINT_RESTORE, the last one in Linux 6.1 */
 	return atoi(text);
+}
+
+/* ---- the network -------------------------------------------------------------------------------- */
+
+/* The kernel leaves lo down in a new network namespace, the guest's included: without it
+ * nothing reaches 127.0.0.1 ("Network is unreachable"). Up, it gets 127.0.0.1/8 by itself. */
+void agent_loopback_up(struct agent_config *cfg)
+{
+	_cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq ifr = { .ifr_name = "lo" };
+	const char *what = "open a socket";
+
+	if (fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		what = "set its flags";
+		if (ioctl(fd, SIOCSIFFLAGS, &ifr) == 0)
+			return;
+	} else if (fd >= 0) {
+		what = "read its flags";
+	}
+	/* the first problem found is the one reported */
+	if (cfg->error[0] == '\0')
+		snprintf(cfg->error, sizeof(cfg->error), "bring the loopback interface lo up: %s: %s",
+			 what, strerror(errno));
 }
 
 /* ---- the way out ------------------------------------------------------------------------------- */

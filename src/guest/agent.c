@@ -544,6 +544,7 @@ int main(void)
 	agent_fill_stdio();
 	agent_parse_cmdline(&a.cfg);
 	agent_prepare_exit(&a);
+	agent_loopback_up(&a.cfg);
 	a.cap_last = agent_read_cap_last();
 	a.sigfd = setup_signals();
 	if (a.sigfd < 0) {

@@ -72,7 +72,9 @@ struct agent_config {
 	enum agent_rootfs_type rootfs; /* moat.rootfs=virtiofs|9p */
 	char tag[64];            /* moat.tag=, the rootfs share's tag; default moatroot */
 	bool debugexit;          /* moat.debugexit=1: leave through isa-debug-exit */
-	char error[256];         /* a bad moat.* option, reported after READY */
+	char error[256];         /* what went wrong at boot (a bad moat.* option, no port access
+				  * for moat.debugexit, lo down): reported after READY; START
+				  * fails with it */
 };
 
 struct proc {
@@ -130,6 +132,8 @@ void agent_parse_cmdline(struct agent_config *cfg);
 int agent_open_port(const struct agent_config *cfg);
 int agent_wait_for_host(int port);
 int agent_read_cap_last(void);
+/* Bring the guest's lo up; a failure goes to cfg->error. */
+void agent_loopback_up(struct agent_config *cfg);
 /* How the guest will end; refuses moat.debugexit without port access. */
 void agent_prepare_exit(struct agent *a);
 /* Flush what the host may still take, kill everything, sync, and end the

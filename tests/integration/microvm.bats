@@ -293,3 +293,19 @@ got-TERM"
 	assert_moat_error 'microvm: the network namespace has interface veth[01]; networking into the guest is not supported yet'
 	assert_no_residue "$CID"
 }
+
+# Issue 14 (1): the kernel leaves lo down in a new network namespace, the guest's too; the
+# agent brings it up at boot, as runc does in a container's.
+@test "microvm: the guest's lo is up: a TCP listener on 127.0.0.1 is reached from the guest" {
+	cfg_sh 'ip link show lo
+		nc -l -p 7777 >/tmp/got &
+		i=0
+		until echo over-lo | nc 127.0.0.1 7777 2>/dev/null; do
+			i=$((i + 1)); [ $i -lt 100 ] || { echo "no connection"; exit 9; }; sleep 0.1
+		done
+		wait; cat /tmp/got'
+	run_moat run --bundle "$BUNDLE" "$CID"
+	assert_success
+	assert_line --regexp '^1: lo: <LOOPBACK,UP,LOWER_UP>'
+	assert_line over-lo
+}
