@@ -15,12 +15,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -347,6 +349,20 @@ static int populate_dev(int rootfd, moat_error *err)
 	return 0;
 }
 
+/* The container's devpts, the config's mount at /dev/pts, opened before anything of the
+ * container runs: the agent makes every pty from it (agent-process.c), never through a path
+ * the workload can change later (its /dev/ptmx, its /dev/pts). -1 when /dev/pts is not a
+ * devpts. */
+static int open_devpts(int rootfd)
+{
+	_cleanup_close_ int fd = open_in_root(rootfd, "/dev/pts", O_PATH | O_DIRECTORY);
+	struct statfs sfs;
+
+	if (fd < 0 || fstatfs(fd, &sfs) < 0 || sfs.f_type != DEVPTS_SUPER_MAGIC)
+		return -1;
+	return TAKE_FD(fd);
+}
+
 /* ---- START ------------------------------------------------------------------------------------ */
 
 static int mount_rootfs(const struct agent_config *cfg, moat_error *err)
@@ -404,9 +420,9 @@ static int make_mounts(int rootfd, const struct moat_msg_start *s, const int *sh
 }
 
 int agent_setup_rootfs(const struct agent_config *cfg, const struct moat_msg_start *s,
-		       moat_error *err)
+		       int *ret_devpts, moat_error *err)
 {
-	_cleanup_close_ int rootfd = -1;
+	_cleanup_close_ int rootfd = -1, devpts = -1;
 	int *shares = xcalloc(s->n_mounts + 1, sizeof(int));
 	int r;
 
@@ -423,10 +439,15 @@ int agent_setup_rootfs(const struct agent_config *cfg, const struct moat_msg_sta
 	r = populate_dev(rootfd, err);
 	if (r < 0)
 		return r;
+	devpts = open_devpts(rootfd);
 	if (s->root_readonly &&
 	    mount(NULL, ROOTFS_DIR, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
 		return moat_error_set(err, errno, "remount the rootfs read-only");
 	if (s->hostname != NULL && sethostname(s->hostname, strlen(s->hostname)) < 0)
 		return moat_error_set(err, errno, "sethostname %s", s->hostname);
-	return switch_root(err);
+	r = switch_root(err);
+	if (r < 0)
+		return r;
+	*ret_devpts = TAKE_FD(devpts);
+	return 0;
 }

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -26,6 +27,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -227,15 +229,37 @@ static __attribute__((noreturn)) void child(const struct moat_proto_process *p,
 
 /* ---- in the agent ------------------------------------------------------------------------- */
 
-static int open_pty(const struct moat_proto_process *spec, const struct moat_proto_winsize *ws,
-		    int *ret_master, int *ret_slave, moat_error *err)
+/* The pty master, from the container's devpts (agent.h): never by a path inside the rootfs,
+ * where the workload may have put anything (a /dev/ptmx leading to /dev/null). */
+static int open_ptmx(int devpts, moat_error *err)
+{
+	struct open_how how = { .flags = O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV };
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	if (devpts < 0)
+		return moat_error_msg(err, ENOENT, "process.terminal: the container has no devpts "
+				      "mounted on /dev/pts");
+	fd = (int)syscall(SYS_openat2, devpts, "ptmx", &how, sizeof(how));
+	if (fd < 0)
+		return moat_error_set(err, errno, "process.terminal: open /dev/pts/ptmx");
+	if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(5, 2))
+		return moat_error_msg(err, EXDEV, "process.terminal: /dev/pts/ptmx is not the "
+				      "devpts ptmx device");
+	return TAKE_FD(fd);
+}
+
+static int open_pty(int devpts, const struct moat_proto_process *spec,
+		    const struct moat_proto_winsize *ws, int *ret_master, int *ret_slave,
+		    moat_error *err)
 {
 	_cleanup_close_ int master = -1, slave = -1;
 	int unlock = 0;
 
-	master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	master = open_ptmx(devpts, err);
 	if (master < 0)
-		return moat_error_set(err, errno, "open /dev/ptmx");
+		return master;
 	if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
 		return moat_error_set(err, errno, "unlock the pty");
 	slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -303,7 +327,7 @@ int agent_spawn(struct agent *a, struct proc *p, const struct moat_proto_process
 	if (r < 0)
 		return r;
 	if (spec->terminal) {
-		r = open_pty(spec, ws, &master, &slave, err);
+		r = open_pty(a->devpts_fd, spec, ws, &master, &slave, err);
 		/* One fd per role, so each closes on its own: output reaches EOF,
 		 * stdin is closed by the host, and RESIZE works to the end. */
 		if (r == 0 && ((tty_out = fcntl(master, F_DUPFD_CLOEXEC, 3)) < 0 ||

@@ -239,7 +239,7 @@ static void on_start(struct agent *a, struct moat_msg *m)
 		workload_ended(a, 127);
 		return;
 	}
-	if (agent_setup_rootfs(&a->cfg, &m->u.start, &err) < 0) {
+	if (agent_setup_rootfs(&a->cfg, &m->u.start, &a->devpts_fd, &err) < 0) {
 		agent_send_error(a, m->id, err.code, "%s", err.msg);
 		moat_error_clear(&err);
 		workload_ended(a, 127);
@@ -524,7 +524,7 @@ static void send_ready(struct agent *a)
 
 int main(void)
 {
-	static struct agent a = { .port = -1, .sigfd = -1, .debug_port_fd = -1 };
+	static struct agent a = { .port = -1, .sigfd = -1, .debug_port_fd = -1, .devpts_fd = -1 };
 	moat_error err = MOAT_ERROR_INIT;
 
 	if (getpid() != 1) {

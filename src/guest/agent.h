@@ -114,6 +114,7 @@ struct agent {
 	int exit_code;          /* the workload's, for moat.debugexit */
 	bool has_acpi;          /* the guest can power off (else it reboots) */
 	int debug_port_fd;      /* /dev/port, for moat.debugexit without ioperm */
+	int devpts_fd;          /* the container's devpts, where ptys come from; -1: none */
 };
 
 /* agent.c */
@@ -162,9 +163,10 @@ void agent_close_fd(int *fd);
 /* agent-mounts.c */
 /* At boot: /dev, /proc, /sys of the guest itself. */
 int agent_mount_base(moat_error *err);
-/* START: the rootfs, its mounts and /dev, hostname; then switch root into it. */
+/* START: the rootfs, its mounts and /dev, hostname; then switch root into it. *ret_devpts:
+ * the container's devpts (O_PATH), or -1 when it has none at /dev/pts. */
 int agent_setup_rootfs(const struct agent_config *cfg, const struct moat_msg_start *s,
-		       moat_error *err);
+		       int *ret_devpts, moat_error *err);
 
 /* agent-process.c */
 /* Check what the parent can check, then fork the process; the child reports

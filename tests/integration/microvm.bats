@@ -309,3 +309,16 @@ got-TERM"
 	assert_line --regexp '^1: lo: <LOOPBACK,UP,LOWER_UP>'
 	assert_line over-lo
 }
+
+# Issue 14 (24): the agent took exec --tty's pty from the rootfs's /dev/ptmx, which the
+# workload may replace ('unlock the pty: Inappropriate ioctl for device'); it now opens it
+# in the container's devpts, held since before the workload ran.
+@test "microvm: exec --tty gets a pty although the workload made /dev/ptmx a symlink to /dev/null" {
+	cfg_sh 'rm /dev/ptmx && ln -s /dev/null /dev/ptmx && echo ready; while :; do sleep 1; done'
+	moat_run_detached
+	wait_for_output ready
+	run script -qec "'$MOAT_BINARY' --root '$MOAT_ROOT' exec --tty '$CID' sh -c 'tty; readlink /dev/ptmx'" /dev/null
+	assert_success
+	assert_output --regexp '/dev/pts/[0-9]+'
+	assert_output --partial /dev/null
+}
