@@ -175,6 +175,24 @@ static char *find_program(const struct moat_proto_process *p, int rfd)
 	child_fail(rfd, saved, "exec %s", name);
 }
 
+/* process.cwd, resolved inside the root (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS), as
+ * container mode's enter_cwd: neither a symlink nor a magic link such as /proc/self/fd/N
+ * (on an fd the agent holds, CVE-2024-21626) or /proc/self/root leads anywhere else. 0 or
+ * a negative errno. */
+static int enter_cwd(const char *cwd)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), fd = -1;
+
+	if (root < 0)
+		return -errno;
+	fd = (int)syscall(SYS_openat2, root, cwd, &how, sizeof(how));
+	if (fd < 0 || fchdir(fd) < 0)
+		return -errno;
+	return 0;
+}
+
 struct stdio {
 	int fd[3];   /* what becomes 0, 1 and 2 */
 	bool tty;    /* fd[0] is the pty's slave: make it the controlling tty */
@@ -207,13 +225,14 @@ static __attribute__((noreturn)) void child(const struct moat_proto_process *p,
 		set_seccomp(p, rfd);
 	/* cwd first as root, as runc does (a cwd only root can reach still
 	 * works), and again as the user if root was refused (root_squash). */
-	bool cwd_done = chdir(p->cwd) == 0;
+	bool cwd_done = enter_cwd(p->cwd) == 0;
+	int r;
 
 	set_ids(p, rfd);
 	set_caps(p, cap_last, rfd);
 	umask(p->has_umask ? p->umask : 022);
-	if (!cwd_done && chdir(p->cwd) < 0)
-		child_fail(rfd, errno, "chdir %s", p->cwd);
+	if (!cwd_done && (r = enter_cwd(p->cwd)) < 0)
+		child_fail(rfd, -r, "process.cwd '%s'", p->cwd);
 	prog = find_program(p, rfd);
 	if (p->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(rfd, errno, "prctl(PR_SET_NO_NEW_PRIVS)");

@@ -322,3 +322,31 @@ got-TERM"
 	assert_output --regexp '/dev/pts/[0-9]+'
 	assert_output --partial /dev/null
 }
+
+# Issue 14 (29), CVE-2024-21626 in the guest: the agent's chdir(process.cwd) followed magic
+# links (/proc/self/root, /proc/self/fd/N on an fd the agent holds). process.cwd is now
+# resolved inside the root with RESOLVE_NO_MAGICLINKS, as container mode resolves it;
+# ordinary symlinks still resolve, inside the root.
+@test "microvm: process.cwd through a magic link is refused, by exec and by run; a symlink stays inside" {
+	mkdir -p "$BUNDLE/rootfs/srv"
+	ln -s ../../../../etc "$BUNDLE/rootfs/srv/up"
+	cfg_sh 'echo ready; while :; do sleep 1; done'
+	moat_run_detached
+	wait_for_output ready
+	local cwd
+	for cwd in /proc/self/root /proc/self/cwd /proc/1/root /proc/self/fd/{3..10}; do
+		run_moat exec --cwd "$cwd" "$CID" sh -c 'echo "ran in $(pwd -P)"'
+		refute_output --partial 'ran in'
+		assert_moat_error "process\\.cwd '$cwd'"
+	done
+	run_moat exec --cwd /srv/up "$CID" pwd -P
+	assert_success
+	assert_output /etc
+	CID=$CID-run
+	cfg_set '.process.cwd = "/proc/self/root"'
+	cfg_sh 'echo "ran in $(pwd -P)"'
+	run_moat run --bundle "$BUNDLE" "$CID"
+	refute_output --partial 'ran in'
+	assert_moat_error "process\\.cwd '/proc/self/root'"
+	assert_no_residue "$CID"
+}
