@@ -1,8 +1,8 @@
 /* moat agent: from boot to READY, and the way out.
  *
  * Everything that depends on the guest's own root (the kernel command line,
- * the port's name in sysfs, ACPI, /dev/port) is settled here, before START
- * moves the agent into the container's root where none of it is visible.
+ * the port's name in sysfs, ACPI, /dev/port) is settled here, at boot, while
+ * nothing of the container is there yet.
  */
 #include "agent.h"
 

@@ -1,11 +1,14 @@
 /* moat agent: the guest's own mounts at boot, and the container's rootfs.
  *
- * For START: the shared rootfs is mounted on /rootfs (virtio-fs or 9p), a
- * tmpfs /dev goes in unless the config mounts one, then the config's mounts
- * in order, the minimal /dev, the read-only remount, the hostname; last the
- * agent moves the rootfs over / and chroots into it (the initramfs is the
- * kernel's rootfs, which pivot_root cannot leave; what it holds is hidden
- * under the new root and nothing in it is reachable).
+ * For START, in the workload's process before its execve, in the container's
+ * mount namespace (agent-container.c): the shared rootfs is mounted on
+ * /rootfs (virtio-fs or 9p), a tmpfs /dev goes in unless the config mounts
+ * one, then the config's mounts in order, the minimal /dev, the read-only
+ * remount, the hostname; last the rootfs moves over / and the process
+ * chroots into it (the initramfs is the kernel's rootfs, which pivot_root
+ * cannot leave; what it holds is hidden under the new root and nothing in it
+ * is reachable). Whoever joins that mount namespace later gets the rootfs as
+ * its root (setns looks through the mounts stacked on the namespace's root).
  *
  * Every path inside the rootfs is resolved with openat2(RESOLVE_IN_ROOT) from
  * the rootfs's fd, and mounts are made on /proc/self/fd/N of what was

@@ -1,13 +1,15 @@
 /* moat agent: make a process as its spec says, up to execve.
  *
- * The parent allocates the stdio (a pty, or three pipes) and forks. The
- * child applies, in this order (runc's, so that a profile written for runc
- * behaves the same): session and stdio, rlimits, bounding set, seccomp when
- * no_new_privs is off (it needs CAP_SYS_ADMIN, so before the user change),
- * groups and ids keeping capabilities, the capability sets, umask, cwd,
- * no_new_privs, seccomp when no_new_privs is on, execve. A failure is written
- * to the report pipe as errno and a message, and the child exits 127; the
- * pipe is close-on-exec, so EOF means execve happened.
+ * The parent allocates the stdio (a pty, or three pipes) and makes the child inside the
+ * container (agent-container.c): the workload in namespaces of its own, where it first sets
+ * up the container (the rootfs and its mounts, and its terminal, whose master it sends the
+ * agent with the container's devpts); an exec'd process in the workload's namespaces, which
+ * it joins first. Then the child applies, in this order (runc's, so that a profile written
+ * for runc behaves the same): session and stdio, rlimits, bounding set, seccomp when
+ * no_new_privs is off (it needs CAP_SYS_ADMIN, so before the user change), groups and ids
+ * keeping capabilities, the capability sets, umask, cwd, no_new_privs, seccomp when
+ * no_new_privs is on, execve. A failure is written to the report pipe as errno and a
+ * message, and the child exits 127; the pipe is close-on-exec, so EOF means execve happened.
  */
 #include "agent.h"
 
@@ -25,6 +27,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -43,6 +46,7 @@
 /* What the child sends back when it fails. */
 struct child_report {
 	int32_t errnum;
+	int32_t complete; /* msg says it all (the cause is in it): no strerror to add */
 	char msg[500];
 };
 
@@ -60,6 +64,17 @@ static __attribute__((noreturn, format(printf, 3, 4))) void child_fail(int repor
 	va_start(ap, fmt);
 	vsnprintf(r.msg, sizeof(r.msg), fmt, ap);
 	va_end(ap);
+	if (write(report_fd, &r, sizeof(r)) < 0) {
+		/* nothing left to tell anyone */
+	}
+	_exit(127);
+}
+
+static __attribute__((noreturn)) void child_fail_error(int report_fd, const moat_error *err)
+{
+	struct child_report r = { .errnum = err->code, .complete = 1 };
+
+	snprintf(r.msg, sizeof(r.msg), "%s", err->msg ? err->msg : "process setup failed");
 	if (write(report_fd, &r, sizeof(r)) < 0) {
 		/* nothing left to tell anyone */
 	}
@@ -331,79 +346,153 @@ static int make_pipe(int fds[2], int flags, moat_error *err)
 	return 0;
 }
 
-int agent_spawn(struct agent *a, struct proc *p, const struct moat_proto_process *spec,
-		const struct moat_proto_winsize *ws, moat_error *err)
+/* The fds of a process being made: the parent's ends become the proc's. */
+struct spawn_fds {
+	int in[2], out[2], err[2]; /* stdio pipes, without a terminal */
+	int master, slave;         /* the pty, with one */
+	int rep[2];                /* the child's report */
+	int setup[2];              /* the workload's devpts and pty master, to the agent */
+};
+
+#define SPAWN_FDS_INIT                                                                   \
+	{ { -1, -1 }, { -1, -1 }, { -1, -1 }, -1, -1, { -1, -1 }, { -1, -1 } }
+
+static void close_spawn_fds(struct spawn_fds *f)
 {
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, errp[2] = { -1, -1 }, rep[2] = { -1, -1 };
-	int master = -1, slave = -1, tty_out = -1, tty_in = -1;
+	agent_close_fd(&f->master);
+	agent_close_fd(&f->slave);
+	for (int i = 0; i < 2; i++) {
+		agent_close_fd(&f->in[i]);
+		agent_close_fd(&f->out[i]);
+		agent_close_fd(&f->err[i]);
+		agent_close_fd(&f->rep[i]);
+		agent_close_fd(&f->setup[i]);
+	}
+}
+
+/* Stdio, the report pipe and, for the workload, the setup socket. The workload's pty is
+ * made by the workload once its devpts is mounted; an exec'd process's here. */
+static int make_fds(struct agent *a, const struct moat_proto_process *spec,
+		    const struct moat_proto_winsize *ws, bool workload, struct spawn_fds *f,
+		    moat_error *err)
+{
+	int r = 0;
+
+	if (spec->terminal && !workload)
+		r = open_pty(a->devpts_fd, spec, ws, &f->master, &f->slave, err);
+	else if (!spec->terminal && (r = make_pipe(f->in, 0, err)) == 0 &&
+		 (r = make_pipe(f->out, 0, err)) == 0)
+		r = make_pipe(f->err, 0, err);
+	/* The report fits a pipe's buffer: non-blocking costs the child nothing. */
+	if (r == 0)
+		r = make_pipe(f->rep, O_NONBLOCK, err);
+	if (r == 0 && workload &&
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->setup) < 0)
+		r = moat_error_set(err, errno, "socketpair");
+	return r;
+}
+
+/* In the child: the container's namespaces and, for the workload, the container itself;
+ * then the process. */
+static __attribute__((noreturn)) void in_child(struct agent *a, const struct moat_proto_process *s,
+					       const struct moat_msg_start *start,
+					       const struct moat_proto_winsize *ws,
+					       struct spawn_fds *f)
+{
+	moat_error err = MOAT_ERROR_INIT;
+	struct stdio io = { { f->in[0], f->out[1], f->err[1] }, false };
+	_cleanup_close_ int devpts = -1, master = -1;
+	int rfd = f->rep[1];
+
+	if (start == NULL) {
+		if (agent_container_join(a, &err) < 0)
+			child_fail_error(rfd, &err);
+		if (s->terminal)
+			io = (struct stdio){ { f->slave, f->slave, f->slave }, true };
+		child(s, &io, rfd, a->cap_last);
+	}
+	if (agent_workload_unshare(a, &err) < 0 ||
+	    agent_setup_rootfs(&a->cfg, start, &devpts, &err) < 0 ||
+	    (s->terminal && open_pty(devpts, s, ws, &master, &f->slave, &err) < 0) ||
+	    agent_send_setup(f->setup[1], devpts, master, &err) < 0)
+		child_fail_error(rfd, &err);
+	if (s->terminal)
+		io = (struct stdio){ { f->slave, f->slave, f->slave }, true };
+	child(s, &io, rfd, a->cap_last);
+}
+
+/* The proc takes the parent's ends. On a terminal, one fd per role, so each closes on its
+ * own: output reaches EOF, stdin is closed by the host, and RESIZE works to the end. */
+static int take_fds(struct proc *p, struct spawn_fds *f, moat_error *err)
+{
+	p->err_fd = TAKE_FD(f->rep[0]);
+	if (!p->terminal) {
+		p->in_fd = TAKE_FD(f->in[1]);
+		p->out_fd[0] = TAKE_FD(f->out[0]);
+		p->out_fd[1] = TAKE_FD(f->err[0]);
+		for (int i = 0; i < 2; i++)
+			fcntl(p->out_fd[i], F_SETFL, O_NONBLOCK);
+		fcntl(p->in_fd, F_SETFL, O_NONBLOCK);
+		return 0;
+	}
+	if ((p->out_fd[0] = fcntl(f->master, F_DUPFD_CLOEXEC, 3)) < 0 ||
+	    (p->in_fd = fcntl(f->master, F_DUPFD_CLOEXEC, 3)) < 0)
+		return moat_error_set(err, errno, "dup the pty master");
+	p->tty_fd = TAKE_FD(f->master);
+	return 0;
+}
+
+int agent_spawn(struct agent *a, struct proc *p, const struct moat_proto_process *spec,
+		const struct moat_proto_winsize *ws, const struct moat_msg_start *start,
+		moat_error *err)
+{
+	struct spawn_fds f = SPAWN_FDS_INIT;
 	struct moat_proto_process s = *spec;
 	_cleanup_free_ char **argv = NULL;
-	struct stdio io;
+	bool workload = start != NULL;
 	pid_t pid;
 	int r;
 
 	r = check_caps(spec, a->cap_last, err);
-	if (r < 0)
-		return r;
-	if (spec->terminal) {
-		r = open_pty(a->devpts_fd, spec, ws, &master, &slave, err);
-		/* One fd per role, so each closes on its own: output reaches EOF,
-		 * stdin is closed by the host, and RESIZE works to the end. */
-		if (r == 0 && ((tty_out = fcntl(master, F_DUPFD_CLOEXEC, 3)) < 0 ||
-			       (tty_in = fcntl(master, F_DUPFD_CLOEXEC, 3)) < 0))
-			r = moat_error_set(err, errno, "dup the pty master");
-	} else if ((r = make_pipe(in, 0, err)) == 0 && (r = make_pipe(out, 0, err)) == 0) {
-		r = make_pipe(errp, 0, err);
-	}
-	/* The report fits a pipe's buffer: non-blocking costs the child nothing. */
 	if (r == 0)
-		r = make_pipe(rep, O_NONBLOCK, err);
+		r = make_fds(a, spec, ws, workload, &f, err);
 	if (r < 0)
 		goto out;
-	if (spec->terminal)
-		io = (struct stdio){ { slave, slave, slave }, true };
-	else
-		io = (struct stdio){ { in[0], out[1], errp[1] }, false };
 	argv = xcalloc(spec->n_args + 1, sizeof(char *));
 	memcpy(argv, spec->args, spec->n_args * sizeof(char *));
 	s.args = argv;
 
-	pid = fork();
+	pid = agent_clone(a, workload, err);
 	if (pid < 0) {
-		r = moat_error_set(err, errno, "fork");
+		r = (int)pid;
 		goto out;
 	}
 	if (pid == 0) {
-		close(rep[0]);
-		child(&s, &io, rep[1], a->cap_last);
+		agent_close_fd(&f.rep[0]);
+		agent_close_fd(&f.setup[0]);
+		in_child(a, &s, start, ws, &f);
 	}
 	p->pid = pid;
 	p->terminal = spec->terminal;
-	p->err_fd = TAKE_FD(rep[0]);
-	if (spec->terminal) {
-		p->out_fd[0] = TAKE_FD(tty_out);
-		p->in_fd = TAKE_FD(tty_in);
-		p->tty_fd = TAKE_FD(master);
-	} else {
-		p->in_fd = TAKE_FD(in[1]);
-		p->out_fd[0] = TAKE_FD(out[0]);
-		p->out_fd[1] = TAKE_FD(errp[0]);
-		for (int i = 0; i < 2; i++)
-			fcntl(p->out_fd[i], F_SETFL, O_NONBLOCK);
-		fcntl(p->in_fd, F_SETFL, O_NONBLOCK);
+	if (workload) {
+		/* The setup is the agent's own code in the child: wait for it. */
+		agent_close_fd(&f.setup[1]);
+		r = agent_recv_setup(f.setup[0], &a->devpts_fd, &f.master);
+		if (r == -EPIPE) {
+			/* It failed, and its report says why; no output will come. */
+			p->err_fd = TAKE_FD(f.rep[0]);
+			r = 0;
+			goto out;
+		}
+		if (r < 0)
+			moat_error_msg(err, -r, "the workload's setup sent the agent a bad message");
 	}
-	r = 0;
+	if (r == 0)
+		r = take_fds(p, &f, err);
+	if (r < 0)
+		kill(pid, SIGKILL); /* reaped as one the agent does not know */
 out:
-	agent_close_fd(&master);
-	agent_close_fd(&slave);
-	agent_close_fd(&tty_out);
-	agent_close_fd(&tty_in);
-	for (int i = 0; i < 2; i++) {
-		agent_close_fd(&in[i]);
-		agent_close_fd(&out[i]);
-		agent_close_fd(&errp[i]);
-		agent_close_fd(&rep[i]);
-	}
+	close_spawn_fds(&f);
 	return r;
 }
 
@@ -423,7 +512,7 @@ int agent_read_report(struct proc *p, char *msg, size_t size, int *ret_errno)
 		return 1;
 	}
 	r.msg[sizeof(r.msg) - 1] = '\0';
-	if (r.errnum > 0 && r.errnum <= MOAT_PROTO_MAX_ERRNO)
+	if (r.errnum > 0 && r.errnum <= MOAT_PROTO_MAX_ERRNO && !r.complete)
 		snprintf(msg, size, "%s: %s", r.msg, strerror(r.errnum));
 	else
 		snprintf(msg, size, "%s", r.msg);

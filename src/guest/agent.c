@@ -108,13 +108,15 @@ static void workload_ended(struct agent *a, int code)
 	a->exit_code = code;
 }
 
+/* start: the workload's START; NULL for an exec'd process. */
 static void run_process(struct agent *a, uint32_t id, const struct moat_proto_process *spec,
-			const struct moat_proto_winsize *ws, bool workload)
+			const struct moat_proto_winsize *ws, const struct moat_msg_start *start)
 {
 	moat_error err = MOAT_ERROR_INIT;
+	bool workload = start != NULL;
 	struct proc *p = new_proc(a, id, workload);
 
-	if (agent_spawn(a, p, spec, ws, &err) < 0) {
+	if (agent_spawn(a, p, spec, ws, start, &err) < 0) {
 		agent_send_error(a, id, err.code, "%s", err.msg ? err.msg : "spawn failed");
 		free_proc(a, p);
 		if (workload)
@@ -227,8 +229,6 @@ static void finish_processes(struct agent *a)
 
 static void on_start(struct agent *a, struct moat_msg *m)
 {
-	moat_error err = MOAT_ERROR_INIT;
-
 	if (a->started) {
 		agent_send_error(a, m->id, EBUSY, "START: the container was started already");
 		return;
@@ -239,14 +239,9 @@ static void on_start(struct agent *a, struct moat_msg *m)
 		workload_ended(a, 127);
 		return;
 	}
-	if (agent_setup_rootfs(&a->cfg, &m->u.start, &a->devpts_fd, &err) < 0) {
-		agent_send_error(a, m->id, err.code, "%s", err.msg);
-		moat_error_clear(&err);
-		workload_ended(a, 127);
-		return;
-	}
+	agent_container_enter(a, &m->u.start);
 	run_process(a, m->id, &m->u.start.process, m->u.start.has_winsize ? &m->u.start.winsize : NULL,
-		    true);
+		    &m->u.start);
 }
 
 static void on_exec(struct agent *a, struct moat_msg *m)
@@ -259,7 +254,7 @@ static void on_exec(struct agent *a, struct moat_msg *m)
 		agent_send_error(a, m->id, EAGAIN, "EXEC: %d processes already", AGENT_MAX_PROCS);
 	else
 		run_process(a, m->id, &m->u.exec.process,
-			    m->u.exec.has_winsize ? &m->u.exec.winsize : NULL, false);
+			    m->u.exec.has_winsize ? &m->u.exec.winsize : NULL, NULL);
 }
 
 static void on_process_message(struct agent *a, struct moat_msg *m)
@@ -524,7 +519,8 @@ static void send_ready(struct agent *a)
 
 int main(void)
 {
-	static struct agent a = { .port = -1, .sigfd = -1, .debug_port_fd = -1, .devpts_fd = -1 };
+	static struct agent a = { .port = -1, .sigfd = -1, .debug_port_fd = -1, .devpts_fd = -1,
+				  .wl_pidfd = -1 };
 	moat_error err = MOAT_ERROR_INIT;
 
 	if (getpid() != 1) {

@@ -12,12 +12,15 @@
  *   agent.c          main, the event loop, the host's messages, the processes
  *   agent-boot.c     the kernel command line, finding the port, powering off
  *   agent-io.c       the port: frames in and out; stdio relay; stdin credit
+ *   agent-container.c the workload's namespaces, making processes inside them
  *   agent-mounts.c   rootfs, the config's mounts, /dev, switching root
  *   agent-process.c  making a process as the spec says, up to execve
  *
- * The guest is the sandbox: the agent runs as root with every capability
- * and uses no namespaces of its own; the container's processes run under
- * the credentials, capabilities, limits and seccomp filter the host sent.
+ * The guest is the sandbox: the agent runs as root with every capability, in
+ * the guest's own namespaces; the container's processes run in namespaces of
+ * the container's (a mount namespace always, PID and cgroup ones when the
+ * config has them), under the credentials, capabilities, limits and seccomp
+ * filter the host sent.
  */
 #ifndef MOAT_GUEST_AGENT_H
 #define MOAT_GUEST_AGENT_H
@@ -115,6 +118,8 @@ struct agent {
 	bool has_acpi;          /* the guest can power off (else it reboots) */
 	int debug_port_fd;      /* /dev/port, for moat.debugexit without ioperm */
 	int devpts_fd;          /* the container's devpts, where ptys come from; -1: none */
+	int wl_pidfd;           /* the workload, once made (agent-container.c); -1 before */
+	int wl_clone;           /* its namespaces, as CLONE_NEW* flags */
 };
 
 /* agent.c */
@@ -160,19 +165,36 @@ void agent_queue_stdin(struct agent *a, struct proc *p, const uint8_t *data, siz
 void agent_write_stdin(struct agent *a, struct proc *p);
 void agent_close_fd(int *fd);
 
+/* agent-container.c */
+/* START: the namespaces the workload will have. */
+void agent_container_enter(struct agent *a, const struct moat_msg_start *s);
+/* Make a child: the workload in new namespaces (a->wl_pidfd holds it), or an exec'd process
+ * in the workload's PID namespace. fork's returns. */
+pid_t agent_clone(struct agent *a, bool workload, moat_error *err);
+/* In an exec'd process: join the workload's other namespaces (its root with them). */
+int agent_container_join(const struct agent *a, moat_error *err);
+/* In the workload, before its rootfs: the namespaces it makes itself. */
+int agent_workload_unshare(const struct agent *a, moat_error *err);
+/* The workload's setup done: its devpts and its pty master (each -1 when none) go to the
+ * agent, which takes them with agent_recv_setup (-EPIPE: the setup failed instead). */
+int agent_send_setup(int sock, int devpts, int master, moat_error *err);
+int agent_recv_setup(int sock, int *ret_devpts, int *ret_master);
+
 /* agent-mounts.c */
 /* At boot: /dev, /proc, /sys of the guest itself. */
 int agent_mount_base(moat_error *err);
-/* START: the rootfs, its mounts and /dev, hostname; then switch root into it. *ret_devpts:
- * the container's devpts (O_PATH), or -1 when it has none at /dev/pts. */
+/* START, in the workload's process: the rootfs, its mounts and /dev, hostname; then switch
+ * root into it. *ret_devpts: the container's devpts (O_PATH), or -1 when it has none at
+ * /dev/pts. */
 int agent_setup_rootfs(const struct agent_config *cfg, const struct moat_msg_start *s,
 		       int *ret_devpts, moat_error *err);
 
 /* agent-process.c */
-/* Check what the parent can check, then fork the process; the child reports
- * its own failures on p->err_fd. */
+/* Check what the parent can check, then make the process: the workload (start: its START)
+ * or an exec'd one (start NULL). The child reports its own failures on p->err_fd. */
 int agent_spawn(struct agent *a, struct proc *p, const struct moat_proto_process *spec,
-		const struct moat_proto_winsize *ws, moat_error *err);
+		const struct moat_proto_winsize *ws, const struct moat_msg_start *start,
+		moat_error *err);
 /* Read the child's setup report (p->err_fd is readable): 0 when it reached
  * execve, 1 when it failed (msg and *ret_errno say why, errno 0 if none),
  * -EAGAIN when there is nothing to read yet. Closes p->err_fd when done. */

@@ -246,6 +246,27 @@ static const struct field process_fields[] = {
 #undef P
 static const struct object process_object = { sizeof(struct moat_proto_process), FIELDS(process_fields), check_process };
 
+static int check_resources(const void *obj, const char *path, moat_error *err)
+{
+	const struct moat_proto_resources *r = obj;
+	char fpath[160];
+
+	if (r->has_cpu_period && !r->has_cpu_quota) {
+		join_path(fpath, sizeof(fpath), path, "cpu_period", -1);
+		return fail(err, fpath, "given without a cpu_quota");
+	}
+	return 0;
+}
+
+#define R(member) OFF(struct moat_proto_resources, member)
+static const struct field resources_fields[] = {
+	{ 1, K_U64, 0, 0, "pids_limit", R(pids_limit), NO_OFF, R(has_pids_limit), 1, MOAT_PROTO_MAX_PIDS_LIMIT, 0, NULL },
+	{ 2, K_U64, 0, 0, "cpu_quota", R(cpu_quota), NO_OFF, R(has_cpu_quota), MOAT_PROTO_MIN_CPU_QUOTA, MOAT_PROTO_MAX_CPU_QUOTA, 0, NULL },
+	{ 3, K_U64, 0, 0, "cpu_period", R(cpu_period), NO_OFF, R(has_cpu_period), MOAT_PROTO_MIN_CPU_PERIOD, MOAT_PROTO_MAX_CPU_PERIOD, 0, NULL },
+};
+#undef R
+static const struct object resources_object = { sizeof(struct moat_proto_resources), FIELDS(resources_fields), check_resources };
+
 #define M(kind, member) OFF(struct moat_msg, u.kind.member)
 static const struct field start_fields[] = {
 	{ 1, K_OBJ, F_REQUIRED, 0, "process", M(start, process), NO_OFF, NO_OFF, 0, 0, 0, &process_object },
@@ -253,6 +274,8 @@ static const struct field start_fields[] = {
 	{ 3, K_STR, 0, S_ANY, "hostname", M(start, hostname), NO_OFF, NO_OFF, 1, MOAT_PROTO_MAX_HOSTNAME, 0, NULL },
 	{ 4, K_BOOL, 0, 0, "root_readonly", M(start, root_readonly), NO_OFF, NO_OFF, 0, 1, 0, NULL },
 	{ 5, K_OBJ, 0, 0, "winsize", M(start, winsize), NO_OFF, M(start, has_winsize), 0, 0, 0, &winsize_object },
+	{ 6, K_U32, F_MASK, 0, "namespaces", M(start, namespaces), NO_OFF, NO_OFF, 0, MOAT_PROTO_NAMESPACES, 0, NULL },
+	{ 7, K_OBJ, 0, 0, "resources", M(start, resources), NO_OFF, M(start, has_resources), 0, 0, 0, &resources_object },
 };
 static const struct field exec_fields[] = {
 	{ 1, K_OBJ, F_REQUIRED, 0, "process", M(exec, process), NO_OFF, NO_OFF, 0, 0, 0, &process_object },

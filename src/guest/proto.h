@@ -45,6 +45,12 @@
  *              3 hostname       string, at most MOAT_PROTO_MAX_HOSTNAME
  *              4 root_readonly  bool: remount the rootfs read-only last
  *              5 winsize        object: initial terminal size (see WINSIZE)
+ *              6 namespaces     u32 mask of MOAT_PROTO_NS_*: namespaces of its own
+ *                               the workload gets in the guest (it always gets a
+ *                               mount namespace); exec'd processes join them
+ *              7 resources      object: limits on the workload and the processes
+ *                               exec'd into it, in a cgroup of the guest's (see
+ *                               RESOURCES)
  *   EXEC     (0x02, id = new process)  run one more process in the rootfs.
  *              1 process        object, required
  *              2 winsize        object: initial terminal size
@@ -107,6 +113,13 @@
  * RLIMIT (object)   1 type u32 (< MOAT_PROTO_MAX_RLIMITS), 2 soft u64,
  *                   3 hard u64; all required, soft <= hard
  * WINSIZE (object) 1 rows u16, 2 cols u16; both required
+ * RESOURCES (object) 1 pids_limit  u64, 1..MOAT_PROTO_MAX_PIDS_LIMIT: pids.max
+ *                    2 cpu_quota   u64 microseconds, MOAT_PROTO_MIN_CPU_QUOTA..
+ *                                  MOAT_PROTO_MAX_CPU_QUOTA, per period: cpu.max
+ *                    3 cpu_period  u64 microseconds, MOAT_PROTO_MIN_CPU_PERIOD..
+ *                                  MOAT_PROTO_MAX_CPU_PERIOD; only with a quota;
+ *                                  absent: MOAT_PROTO_DEFAULT_CPU_PERIOD
+ *                    each absent: no limit
  * MOUNT (object)    1 type    string, required (a filesystem, "bind", or
  *                             MOAT_PROTO_SHARE_MOUNT: a bind the host made at
  *                             dest, which the guest must see there, over any
@@ -200,7 +213,24 @@ enum {
 	MOAT_PROTO_MAX_RELEASE = 64,
 	/* Errno values are below 4096 (MAX_ERRNO). */
 	MOAT_PROTO_MAX_ERRNO = 4095,
+	/* PID_MAX_LIMIT of a 64-bit kernel, the most any pids.max takes (a guest kernel
+	 * built small takes less: there the agent writes "max", the same limit). */
+	MOAT_PROTO_MAX_PIDS_LIMIT = 4 * 1024 * 1024,
+	/* cpu.max, as the kernel takes it (tg_set_cfs_bandwidth): a period of 1 ms to 1 s,
+	 * a quota of at least 1 ms; the period cgroups default to. */
+	MOAT_PROTO_MIN_CPU_PERIOD = 1000,
+	MOAT_PROTO_MAX_CPU_PERIOD = 1000000,
+	MOAT_PROTO_DEFAULT_CPU_PERIOD = 100000,
+	MOAT_PROTO_MIN_CPU_QUOTA = 1000,
 };
+
+/* The largest quota the kernel takes: 2^44 - 1 us (MAX_BW with BW_SHIFT 20), 203 days. */
+#define MOAT_PROTO_MAX_CPU_QUOTA ((UINT64_C(1) << 44) - 1)
+
+/* START's namespaces. */
+#define MOAT_PROTO_NS_PID 0x1u    /* its own PID namespace: the workload is PID 1 */
+#define MOAT_PROTO_NS_CGROUP 0x2u /* its own cgroup namespace, rooted at its cgroup */
+#define MOAT_PROTO_NAMESPACES (MOAT_PROTO_NS_PID | MOAT_PROTO_NS_CGROUP)
 
 /* SECCOMP_FILTER_FLAG_TSYNC | _LOG | _SPEC_ALLOW. NEW_LISTENER is refused:
  * nobody in the guest could take the notifications. */
@@ -287,6 +317,15 @@ struct moat_proto_winsize {
 	uint16_t cols;
 };
 
+struct moat_proto_resources {
+	bool has_pids_limit;
+	uint64_t pids_limit;
+	bool has_cpu_quota;
+	uint64_t cpu_quota;
+	bool has_cpu_period;
+	uint64_t cpu_period;
+};
+
 struct moat_msg_start {
 	struct moat_proto_process process;
 	struct moat_proto_mount *mounts;
@@ -295,6 +334,9 @@ struct moat_msg_start {
 	bool root_readonly;
 	bool has_winsize;
 	struct moat_proto_winsize winsize;
+	uint32_t namespaces; /* MOAT_PROTO_NS_* */
+	bool has_resources;
+	struct moat_proto_resources resources;
 };
 
 struct moat_msg_exec {

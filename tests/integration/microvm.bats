@@ -32,7 +32,9 @@ guest_release() {
 	assert_failure 3
 	assert_output out
 	assert_equal "$stderr" err
-	run_sh 'kill -9 $$'
+	# (a child: the workload is PID 1 of its PID namespace, which ignores even SIGKILL from
+	# inside it, as in container mode)
+	run_sh 'sh -c "kill -9 \$\$"; exit $?'
 	assert_failure 137
 }
 
@@ -349,4 +351,27 @@ got-TERM"
 	refute_output --partial 'ran in'
 	assert_moat_error "process\\.cwd '/proc/self/root'"
 	assert_no_residue "$CID"
+}
+
+# Issue 14 (26): the workload saw the agent and the guest's kernel threads although the config
+# asks for a PID namespace. It now runs in one of its own in the guest, as PID 1; exec'd
+# processes are made in it.
+@test "microvm: the workload is PID 1 of its own PID namespace, and exec'd processes join it" {
+	cfg_sh 'echo "pid=$$"; ps -o pid,args; echo ready; while :; do sleep 1; done'
+	moat_run_detached
+	wait_for_output ready
+	run cat "$(out_file)"
+	assert_line pid=1
+	assert_line --regexp '^ +1 +/bin/sh -c echo "pid=\$\$"'
+	refute_output --regexp 'kthreadd|kworker|/init'
+	run_moat exec "$CID" sh -c 'echo "exec=$$"; tr "\0" " " </proc/1/cmdline; echo; ps -o pid,args'
+	assert_success
+	assert_line --regexp '^exec=[0-9]+$'
+	refute_line exec=1
+	assert_line --regexp '^/bin/sh -c echo "pid=\$\$"'
+	refute_output --regexp 'kthreadd|kworker|/init'
+	# the workload, its sleep, this sh and its ps: nothing else in the namespace
+	local procs
+	procs=$(grep -cE '^ +[0-9]+ ' <<<"$output")
+	((procs <= 4)) || fail "$procs processes in the container's PID namespace: $output"
 }

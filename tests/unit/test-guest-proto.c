@@ -238,6 +238,12 @@ static struct moat_msg full_start(void)
 	m.u.start.has_winsize = true;
 	m.u.start.winsize.rows = 24;
 	m.u.start.winsize.cols = 80;
+	m.u.start.namespaces = MOAT_PROTO_NS_PID | MOAT_PROTO_NS_CGROUP;
+	m.u.start.has_resources = true;
+	m.u.start.resources = (struct moat_proto_resources){
+		.has_pids_limit = true, .pids_limit = 1024, .has_cpu_quota = true,
+		.cpu_quota = 20000, .has_cpu_period = true, .cpu_period = 100000
+	};
 	return m;
 }
 
@@ -314,6 +320,14 @@ static void test_round_trip_start_full(void **state)
 	assert_true(out.u.start.has_winsize);
 	assert_int_equal(out.u.start.winsize.rows, 24);
 	assert_int_equal(out.u.start.winsize.cols, 80);
+	assert_int_equal(out.u.start.namespaces, MOAT_PROTO_NS_PID | MOAT_PROTO_NS_CGROUP);
+	assert_true(out.u.start.has_resources);
+	assert_true(out.u.start.resources.has_pids_limit);
+	assert_int_equal(out.u.start.resources.pids_limit, 1024);
+	assert_true(out.u.start.resources.has_cpu_quota);
+	assert_int_equal(out.u.start.resources.cpu_quota, 20000);
+	assert_true(out.u.start.resources.has_cpu_period);
+	assert_int_equal(out.u.start.resources.cpu_period, 100000);
 	moat_msg_clear(&out);
 }
 
@@ -334,6 +348,8 @@ static void test_round_trip_start_minimal(void **state)
 	assert_null(out.u.start.hostname);
 	assert_false(out.u.start.root_readonly);
 	assert_false(out.u.start.has_winsize);
+	assert_int_equal(out.u.start.namespaces, 0);
+	assert_false(out.u.start.has_resources);
 	moat_msg_clear(&out);
 }
 
@@ -1020,6 +1036,25 @@ static void test_reject_mounts_and_start(void **state)
 	REJECT_START((tlv_int(&w, 1, 24, 2), tlv_buf(&p, 5, &w)), "START: winsize.cols: missing");
 	REJECT_START((w.len = 0, tlv_int(&w, 1, 24, 4), tlv_int(&w, 2, 80, 2), tlv_buf(&p, 5, &w)),
 		     "START: winsize.rows: length 4, expected 2");
+	REJECT_START(tlv_int(&p, 6, 0x4, 4), "START: namespaces: unsupported bits 0x4");
+	REJECT_START((w.len = 0, tlv_int(&w, 1, 0, 8), tlv_buf(&p, 7, &w)),
+		     "START: resources.pids_limit: value 0 out of range 1..4194304");
+	REJECT_START((w.len = 0, tlv_int(&w, 1, MOAT_PROTO_MAX_PIDS_LIMIT + 1, 8), tlv_buf(&p, 7, &w)),
+		     "START: resources.pids_limit: value 4194305 out of range");
+	REJECT_START((w.len = 0, tlv_int(&w, 2, 999, 8), tlv_buf(&p, 7, &w)),
+		     "START: resources.cpu_quota: value 999 out of range 1000..17592186044415");
+	REJECT_START((w.len = 0, tlv_int(&w, 2, MOAT_PROTO_MAX_CPU_QUOTA + 1, 8), tlv_buf(&p, 7, &w)),
+		     "START: resources.cpu_quota: value 17592186044416 out of range");
+	REJECT_START((w.len = 0, tlv_int(&w, 2, 5000, 8), tlv_int(&w, 3, 999, 8), tlv_buf(&p, 7, &w)),
+		     "START: resources.cpu_period: value 999 out of range 1000..1000000");
+	REJECT_START((w.len = 0, tlv_int(&w, 2, 5000, 8), tlv_int(&w, 3, 1000001, 8), tlv_buf(&p, 7, &w)),
+		     "START: resources.cpu_period: value 1000001 out of range");
+	REJECT_START((w.len = 0, tlv_int(&w, 3, 100000, 8), tlv_buf(&p, 7, &w)),
+		     "START: resources.cpu_period: given without a cpu_quota");
+	REJECT_START((w.len = 0, tlv_int(&w, 1, 10, 4), tlv_buf(&p, 7, &w)),
+		     "START: resources.pids_limit: length 4, expected 8");
+	REJECT_START((w.len = 0, tlv_int(&w, 4, 10, 8), tlv_buf(&p, 7, &w)),
+		     "START: resources: unknown field tag 4");
 	/* The process object, cut inside: its own length is in bounds, its fields are not. */
 	{
 		struct moat_buf proc = { 0 }, payload = { 0 };

@@ -181,6 +181,7 @@ static void test_start_message(void **state)
 	assert_string_equal(m.mounts[3].data, "mode=1777,size=1m");
 	assert_string_equal(m.hostname, "guest");
 	assert_true(m.root_readonly);
+	assert_int_equal(m.namespaces, 0); /* the config has none */
 	/* and the protocol takes it */
 	msg.u.start = m;
 	if (moat_proto_encode(MOAT_PEER_HOST, &msg, &out, &err) < 0)
@@ -213,6 +214,30 @@ static void test_start_seccomp(void **state)
 	assert_int_equal(m.process.seccomp_flags, 2); /* SECCOMP_FILTER_FLAG_LOG */
 	moat_vm_start_free(&m);
 	moat_seccomp_free(sc);
+	oci_config_free(cfg);
+}
+
+/* The config's PID and cgroup namespaces are the workload's in the guest too; a path (the
+ * host's namespace, for the jail) cannot reach the guest, which gives one of its own. */
+static void test_start_namespaces(void **state)
+{
+	struct oci_config *cfg = config(
+		"{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"rootfs\"}, \"process\": "
+		"{\"cwd\": \"/\", \"args\": [\"sh\"], \"user\": {\"uid\": 0, \"gid\": 0}}, "
+		"\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"network\"}, "
+		"{\"type\": \"pid\", \"path\": \"/proc/1/ns/pid\"}, {\"type\": \"cgroup\"}]}}");
+	moat_error err = MOAT_ERROR_INIT;
+	struct moat_msg_start m;
+
+	(void)state;
+	assert_int_equal(moat_vm_start_build(cfg, NULL, &m, &err), 0);
+	assert_int_equal(m.namespaces, MOAT_PROTO_NS_PID | MOAT_PROTO_NS_CGROUP);
+	moat_vm_start_free(&m);
+	oci_config_free(cfg);
+	cfg = config(CFG("", ""));
+	assert_int_equal(moat_vm_start_build(cfg, NULL, &m, &err), 0);
+	assert_int_equal(m.namespaces, 0); /* a mount namespace only: the guest's is always new */
+	moat_vm_start_free(&m);
 	oci_config_free(cfg);
 }
 
@@ -267,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_accel_memory_cpus),
 		cmocka_unit_test(test_start_message),
 		cmocka_unit_test(test_start_seccomp),
+		cmocka_unit_test(test_start_namespaces),
 		cmocka_unit_test(test_qemu_argv),
 	};
 

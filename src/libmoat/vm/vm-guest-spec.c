@@ -159,6 +159,25 @@ static void free_mounts(struct moat_proto_mount *v, size_t n)
 	free(v);
 }
 
+/* The namespaces of the config's that the workload gets in the guest too. A path (join a
+ * namespace of the host's) gives the jail that namespace on the host; the guest's kernel
+ * cannot share one of the host's, so the workload gets one of its own there. */
+static uint32_t guest_namespaces(const struct oci_config *cfg)
+{
+	static const struct {
+		const char *type;
+		uint32_t bit;
+	} kinds[] = { { "pid", MOAT_PROTO_NS_PID }, { "cgroup", MOAT_PROTO_NS_CGROUP } };
+	const struct oci_linux *lx = cfg->linux;
+	uint32_t ns = 0;
+
+	for (size_t i = 0; lx != NULL && i < lx->namespaces_len; i++)
+		for (size_t k = 0; k < MOAT_ARRAY_SIZE(kinds); k++)
+			if (lx->namespaces[i]->type && strcmp(lx->namespaces[i]->type, kinds[k].type) == 0)
+				ns |= kinds[k].bit;
+	return ns;
+}
+
 int moat_vm_start_build(const struct oci_config *cfg, const struct moat_seccomp *sc,
 			struct moat_msg_start *ret, moat_error *err)
 {
@@ -180,6 +199,7 @@ int moat_vm_start_build(const struct oci_config *cfg, const struct moat_seccomp 
 		}
 		m.n_mounts++;
 	}
+	m.namespaces = guest_namespaces(cfg);
 	m.hostname = cfg->hostname;
 	m.root_readonly = cfg->root && cfg->root->readonly;
 	if (cs != NULL && cfg->process->terminal) {
