@@ -229,6 +229,8 @@ static void finish_processes(struct agent *a)
 
 static void on_start(struct agent *a, struct moat_msg *m)
 {
+	moat_error err = MOAT_ERROR_INIT;
+
 	if (a->started) {
 		agent_send_error(a, m->id, EBUSY, "START: the container was started already");
 		return;
@@ -236,6 +238,12 @@ static void on_start(struct agent *a, struct moat_msg *m)
 	a->started = true;
 	if (a->cfg.error[0] != '\0') {
 		agent_send_error(a, m->id, EINVAL, "START: %s", a->cfg.error);
+		workload_ended(a, 127);
+		return;
+	}
+	if (agent_cgroup_make(a, &m->u.start, &err) < 0) {
+		agent_send_error(a, m->id, err.code, "START: the container's cgroup: %s", err.msg);
+		moat_error_clear(&err);
 		workload_ended(a, 127);
 		return;
 	}
@@ -520,7 +528,7 @@ static void send_ready(struct agent *a)
 int main(void)
 {
 	static struct agent a = { .port = -1, .sigfd = -1, .debug_port_fd = -1, .devpts_fd = -1,
-				  .wl_pidfd = -1 };
+				  .wl_pidfd = -1, .cgroup_fd = -1 };
 	moat_error err = MOAT_ERROR_INIT;
 
 	if (getpid() != 1) {

@@ -120,6 +120,7 @@ struct agent {
 	int devpts_fd;          /* the container's devpts, where ptys come from; -1: none */
 	int wl_pidfd;           /* the workload, once made (agent-container.c); -1 before */
 	int wl_clone;           /* its namespaces, as CLONE_NEW* flags */
+	int cgroup_fd;          /* the container's cgroup in the guest; -1 before START */
 };
 
 /* agent.c */
@@ -168,6 +169,8 @@ void agent_close_fd(int *fd);
 /* agent-container.c */
 /* START: the namespaces the workload will have. */
 void agent_container_enter(struct agent *a, const struct moat_msg_start *s);
+/* START: the cgroup every process of the container is made in, with START's limits. */
+int agent_cgroup_make(struct agent *a, const struct moat_msg_start *s, moat_error *err);
 /* Make a child: the workload in new namespaces (a->wl_pidfd holds it), or an exec'd process
  * in the workload's PID namespace. fork's returns. */
 pid_t agent_clone(struct agent *a, bool workload, moat_error *err);

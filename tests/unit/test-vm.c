@@ -241,6 +241,59 @@ static void test_start_namespaces(void **state)
 	oci_config_free(cfg);
 }
 
+/* The start message for CFG("", linux_extra), or the error's message. */
+static int start_for(const char *linux_extra, struct moat_msg_start *ret, char **ret_msg)
+{
+	_cleanup_free_ char *json = xasprintf(CFG("", "%s"), linux_extra);
+	struct oci_config *cfg = config(json);
+	moat_error err = MOAT_ERROR_INIT;
+	int r = moat_vm_start_build(cfg, NULL, ret, &err);
+
+	*ret_msg = err.msg ? xstrdup(err.msg) : NULL;
+	moat_error_clear(&err);
+	oci_config_free(cfg);
+	return r;
+}
+
+/* The pids limit and CPU quota go to the guest as container mode reads them; values no
+ * kernel takes are refused naming the field. */
+static void test_start_resources(void **state)
+{
+	struct moat_msg_start m;
+	char *msg = NULL;
+
+	(void)state;
+	assert_int_equal(start_for(", \"resources\": {\"pids\": {\"limit\": 1024}, \"cpu\": "
+				   "{\"quota\": 20000}}", &m, &msg), 0);
+	assert_true(m.has_resources);
+	assert_true(m.resources.has_pids_limit);
+	assert_int_equal(m.resources.pids_limit, 1024);
+	assert_true(m.resources.has_cpu_quota);
+	assert_int_equal(m.resources.cpu_quota, 20000);
+	assert_int_equal(m.resources.cpu_period, MOAT_PROTO_DEFAULT_CPU_PERIOD);
+	moat_vm_start_free(&m);
+	/* no limit: pids 0 or -1, quota -1, a period alone */
+	assert_int_equal(start_for(", \"resources\": {\"pids\": {\"limit\": -1}, \"cpu\": "
+				   "{\"quota\": -1, \"period\": 50000}}", &m, &msg), 0);
+	assert_false(m.has_resources);
+	moat_vm_start_free(&m);
+	assert_int_equal(start_for("", &m, &msg), 0);
+	assert_false(m.has_resources);
+	moat_vm_start_free(&m);
+	assert_int_equal(start_for(", \"resources\": {\"cpu\": {\"quota\": 500}}", &m, &msg),
+			 -EINVAL);
+	assert_non_null(strstr(msg, "linux.resources.cpu.quota: 500 is outside"));
+	free(msg);
+	assert_int_equal(start_for(", \"resources\": {\"cpu\": {\"quota\": 5000, \"period\": "
+				   "2000000}}", &m, &msg), -EINVAL);
+	assert_non_null(strstr(msg, "linux.resources.cpu.period: 2000000 is outside"));
+	free(msg);
+	assert_int_equal(start_for(", \"resources\": {\"pids\": {\"limit\": 5000000}}", &m, &msg),
+			 -EINVAL);
+	assert_non_null(strstr(msg, "linux.resources.pids.limit: 5000000 is above"));
+	free(msg);
+}
+
 static bool argv_has(char **argv, const char *a, const char *b)
 {
 	for (size_t i = 0; argv[i] != NULL && argv[i + 1] != NULL; i++)
@@ -293,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_start_message),
 		cmocka_unit_test(test_start_seccomp),
 		cmocka_unit_test(test_start_namespaces),
+		cmocka_unit_test(test_start_resources),
 		cmocka_unit_test(test_qemu_argv),
 	};
 

@@ -178,13 +178,53 @@ static uint32_t guest_namespaces(const struct oci_config *cfg)
 	return ns;
 }
 
+/* The limits the agent applies to the workload inside the guest (proto.h RESOURCES), as
+ * container mode reads them: a pids limit above 0, a CPU quota above 0 (its period, or the
+ * kernel's default). Values no kernel takes are errors naming the field. */
+static int resources_of(const struct oci_config *cfg, struct moat_msg_start *m, moat_error *err)
+{
+	const struct oci_resources *r = cfg->linux ? cfg->linux->resources : NULL;
+	struct moat_proto_resources *g = &m->resources;
+	const struct oci_cpu *c = r ? r->cpu : NULL;
+
+	if (r != NULL && r->pids != NULL && r->pids->limit > 0) {
+		if ((uint64_t)r->pids->limit > MOAT_PROTO_MAX_PIDS_LIMIT)
+			return moat_error_msg(err, EINVAL, "linux.resources.pids.limit: %lld is above "
+					      "what a kernel takes (%d)", (long long)r->pids->limit,
+					      MOAT_PROTO_MAX_PIDS_LIMIT);
+		g->has_pids_limit = true;
+		g->pids_limit = (uint64_t)r->pids->limit;
+	}
+	if (c != NULL && c->quota_present && c->quota > 0) {
+		uint64_t period = c->period_present && c->period > 0 ? c->period
+								     : MOAT_PROTO_DEFAULT_CPU_PERIOD;
+
+		if ((uint64_t)c->quota < MOAT_PROTO_MIN_CPU_QUOTA ||
+		    (uint64_t)c->quota > MOAT_PROTO_MAX_CPU_QUOTA)
+			return moat_error_msg(err, EINVAL, "linux.resources.cpu.quota: %lld is outside "
+					      "what the kernel takes (%d..%llu)", (long long)c->quota,
+					      MOAT_PROTO_MIN_CPU_QUOTA,
+					      (unsigned long long)MOAT_PROTO_MAX_CPU_QUOTA);
+		if (period < MOAT_PROTO_MIN_CPU_PERIOD || period > MOAT_PROTO_MAX_CPU_PERIOD)
+			return moat_error_msg(err, EINVAL, "linux.resources.cpu.period: %llu is outside "
+					      "what the kernel takes (%d..%d)", (unsigned long long)period,
+					      MOAT_PROTO_MIN_CPU_PERIOD, MOAT_PROTO_MAX_CPU_PERIOD);
+		g->has_cpu_quota = g->has_cpu_period = true;
+		g->cpu_quota = (uint64_t)c->quota;
+		g->cpu_period = period;
+	}
+	m->has_resources = g->has_pids_limit || g->has_cpu_quota;
+	return 0;
+}
+
 int moat_vm_start_build(const struct oci_config *cfg, const struct moat_seccomp *sc,
 			struct moat_msg_start *ret, moat_error *err)
 {
 	struct moat_msg_start m = { 0 };
 	const struct oci_console_size *cs = cfg->process->console_size;
 
-	if (moat_vm_process_build(cfg->process, sc, &m.process, err) < 0)
+	if (resources_of(cfg, &m, err) < 0 || moat_vm_process_build(cfg->process, sc, &m.process,
+								     err) < 0)
 		return moat_error_ret(err);
 	m.mounts = xcalloc(cfg->mounts_len + 1, sizeof(*m.mounts));
 	for (size_t i = 0; i < cfg->mounts_len; i++) {
