@@ -15,8 +15,10 @@
 #include "container-internal.h"
 #include "hooks.h"
 #include "oci-config.h"
+#include "policy.h"
 #include "terminal.h"
 #include "utils.h"
+#include "vm-select.h"
 
 #define R struct moat_report
 static const struct ocijson_field report_fields[] = {
@@ -47,6 +49,31 @@ char *moat_state_json(const char *oci_version, const char *id, pid_t pid, const 
 		json = xstrdup("{}");
 	free(msg);
 	return json;
+}
+
+struct oci_string_map *moat_state_annotations(const struct oci_string_map *annotations,
+					     const char *isolation, const char *accel,
+					     const struct oci_string_map *policy)
+{
+	struct oci_string_map *m = NULL;
+
+	for (size_t i = 0; annotations != NULL && i < annotations->len; i++)
+		oci_string_map_set(&m, annotations->keys[i], annotations->values[i]);
+	if (isolation != NULL)
+		oci_string_map_set(&m, MOAT_ISOLATION_ANNOTATION, isolation);
+	if (accel != NULL)
+		oci_string_map_set(&m, MOAT_VM_ACCEL_ANNOTATION, accel);
+	for (size_t i = 0; policy != NULL && i < policy->len; i++) {
+		_cleanup_free_ char *key = xasprintf("moat.policy.%s", policy->keys[i]);
+
+		oci_string_map_set(&m, key, policy->values[i]);
+	}
+	return m;
+}
+
+struct oci_string_map *moat_state_shown_annotations(const struct moat_state *st)
+{
+	return moat_state_annotations(st->annotations, st->isolation, NULL, st->policy);
 }
 
 /* How long delete --force and kill wait for a process to be gone. */
@@ -88,9 +115,12 @@ static void run_late_hooks(const struct moat_opened *c, enum moat_hook_kind kind
 		return;
 	}
 	if (moat_hooks_list(cfg->hooks, kind, &len) != NULL && len > 0) {
+		struct oci_string_map *shown = moat_state_shown_annotations(c->st);
+
 		json = moat_state_json(c->st->oci_version, c->st->id,
 				       strcmp(status, "stopped") == 0 ? 0 : (pid_t)c->st->pid, status,
-				       c->st->bundle, c->st->rootfs, c->st->annotations);
+				       c->st->bundle, c->st->rootfs, shown);
+		oci_string_map_free(shown);
 		if (moat_hooks_run(cfg->hooks, kind, json, c->st->bundle, &e) < 0)
 			moat_error_warn(err, "%s", e.msg);
 	}
@@ -405,16 +435,7 @@ static struct moat_report *make_report(const struct moat_opened *c)
 	r->rootfs = xstrdup(st->rootfs);
 	r->created = xstrdup(st->created);
 	r->owner = st->owner;
-	if (st->annotations != NULL) {
-		for (size_t i = 0; i < st->annotations->len; i++)
-			oci_string_map_set(&r->annotations, st->annotations->keys[i],
-					   st->annotations->values[i]);
-	}
-	for (size_t i = 0; st->policy != NULL && i < st->policy->len; i++) {
-		_cleanup_free_ char *key = xasprintf("moat.policy.%s", st->policy->keys[i]);
-
-		oci_string_map_set(&r->annotations, key, st->policy->values[i]);
-	}
+	r->annotations = moat_state_shown_annotations(st);
 	return r;
 }
 

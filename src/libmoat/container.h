@@ -64,6 +64,16 @@ void moat_forwarded_signals(sigset_t *set);
 int moat_wait_foreground(pid_t pid, const sigset_t *set, int *ret_wstatus, moat_error *err);
 int moat_exit_status(int wstatus);
 
+/* The annotations a container's state shows, in `moat state` and to every hook, the seccomp
+ * listener and the policy's changes alike: the config's own, then what is in force
+ * (moat.isolation; moat.vm.accel for a microVM), then one moat.policy.<rule> per change the
+ * policy made. isolation, accel and policy may be NULL (left as annotations has them). */
+struct oci_string_map *moat_state_annotations(const struct oci_string_map *annotations,
+					     const char *isolation, const char *accel,
+					     const struct oci_string_map *policy);
+/* The same for a saved state (its annotations, isolation and policy changes). */
+struct oci_string_map *moat_state_shown_annotations(const struct moat_state *st);
+
 /* The state JSON `moat state` prints, as hooks receive it on stdin. */
 char *moat_state_json(const char *oci_version, const char *id, pid_t pid, const char *status,
 		      const char *bundle, const char *rootfs, const struct oci_string_map *ann);

@@ -62,6 +62,8 @@ struct build {
 	struct moat_seccomp *vmm_seccomp; /* microVM mode: the jail's, for the supervisor */
 	bool hooks_started; /* a failed create then runs poststop, as delete would */
 	struct oci_string_map *policy_changes; /* what the policy changed, kept in the state */
+	struct oci_string_map *annotations; /* what the state shows (moat_state_annotations),
+					     * to every hook from spawn on */
 };
 
 static int load_config(struct build *b, moat_error *err)
@@ -279,7 +281,19 @@ static int make_cgroup(struct build *b, moat_error *err)
 static char *creating_json(const struct build *b, pid_t pid, const char *status)
 {
 	return moat_state_json(b->cfg->oci_version, b->o->id, pid, status, b->bundle, b->rootfs,
-			       b->cfg->annotations);
+			       b->annotations);
+}
+
+/* The annotations the state shows: with the policy's changes (all made by now) and the
+ * isolation in force, as `moat state` will show them. */
+static struct oci_string_map *shown_annotations(const struct build *b, bool with_policy)
+{
+	const struct oci_config *cfg = b->user_cfg ? b->user_cfg : b->cfg;
+
+	return moat_state_annotations(cfg->annotations,
+				      moat_isolation_name(b->isolation.isolation),
+				      b->vm ? moat_vm_accel_name(b->vm->vm.accel) : NULL,
+				      with_policy ? b->policy_changes : NULL);
 }
 
 /* prestart and createRuntime: in the runtime's namespaces, once the
@@ -474,10 +488,13 @@ static int spawn(struct build *b, moat_error *err)
 				    .no_new_keyring = b->o->no_new_keyring,
 				    .preserve_fds = b->o->preserve_fds,
 				    .listen_fds = b->o->listen_fds, .cg = b->cg,
-				    .seccomp = init_seccomp(b), .vm = b->vm };
+				    .seccomp = init_seccomp(b), .vm = b->vm,
+				    .state_rootfs = b->rootfs };
 	sigset_t all, saved;
 	int fds[2];
 
+	b->annotations = shown_annotations(b, true);
+	a.annotations = b->annotations;
 	if (moat_sync_pair(fds, err) < 0)
 		return moat_error_ret(err);
 	a.sync_fd = fds[1];
@@ -519,7 +536,8 @@ static int save_state(struct build *b, moat_error *err)
 	_cleanup_free_ char *json = NULL, *msg = NULL, *created = now_rfc3339();
 	struct oci_config *cfg = b->user_cfg ? b->user_cfg : b->cfg;
 	const char *isolation = moat_isolation_name(b->isolation.isolation);
-	struct oci_string_map *annotations = NULL;
+	/* the policy's changes are kept apart, in st.policy */
+	struct oci_string_map *annotations = shown_annotations(b, false);
 	struct moat_state st = {
 		.oci_version = cfg->oci_version, .id = (char *)b->o->id, .pid = b->init,
 		.pid_start = moat_pid_start_time(b->init), .bundle = b->bundle,
@@ -536,13 +554,6 @@ static int save_state(struct build *b, moat_error *err)
 		return moat_error_msg(err, ESRCH, "the container init exited during setup");
 	/* What is in force, whatever the config asked, is shown by moat state; the saved
 	 * config stays as it came. */
-	for (size_t i = 0; cfg->annotations != NULL && i < cfg->annotations->len; i++)
-		oci_string_map_set(&annotations, cfg->annotations->keys[i],
-				   cfg->annotations->values[i]);
-	oci_string_map_set(&annotations, MOAT_ISOLATION_ANNOTATION, isolation);
-	if (b->vm != NULL)
-		oci_string_map_set(&annotations, MOAT_VM_ACCEL_ANNOTATION,
-				   moat_vm_accel_name(b->vm->vm.accel));
 	st.annotations = annotations;
 	r = oci_config_generate(cfg, true, &json, &len, &msg);
 	if (r < 0)
@@ -607,6 +618,7 @@ static void build_free(struct build *b)
 	moat_seccomp_free(b->vmm_seccomp);
 	oci_config_free(b->cfg);
 	oci_string_map_free(b->policy_changes);
+	oci_string_map_free(b->annotations);
 	free(b->cgroup_path);
 	free(b->policy_path);
 	free(b->state_dir);

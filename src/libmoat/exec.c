@@ -188,10 +188,13 @@ fail:
 static int pass_seccomp_listener(const struct target *t, int fd, pid_t pid, moat_error *err)
 {
 	const struct oci_seccomp *s = t->cfg->linux->seccomp;
+	struct oci_string_map *shown = moat_state_shown_annotations(t->st);
 	_cleanup_free_ char *json = moat_state_json(t->cfg->oci_version, t->st->id,
 						    (pid_t)t->st->pid, "running", t->st->bundle,
-						    t->st->rootfs, t->st->annotations);
+						    t->st->rootfs, shown);
 	_cleanup_close_ int notify = -1;
+
+	oci_string_map_free(shown);
 
 	if (moat_sync_expect_fd(fd, MOAT_SYNC_SECCOMP_FD, &notify, err) < 0)
 		return moat_error_ret(err);

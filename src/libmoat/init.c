@@ -91,7 +91,7 @@ static int run_hooks(const struct moat_init_args *a, enum moat_hook_kind kind, c
 	if (moat_hooks_list(a->cfg->hooks, kind, &n) == NULL || n == 0)
 		return 0;
 	json = moat_state_json(a->cfg->oci_version, a->id, a->host_pid, status, a->bundle,
-			       a->rootfs, a->cfg->annotations);
+			       a->state_rootfs, a->annotations);
 	return moat_hooks_run(a->cfg->hooks, kind, json, cwd, err);
 }
 

@@ -32,6 +32,10 @@ struct moat_init_args {
 	struct moat_seccomp *seccomp; /* linux.seccomp, prepared by moat; NULL: none */
 	const struct moat_vm_session *vm; /* microVM mode: the init becomes the supervisor
 					   * (vm-jail.h); NULL: it execs the program */
+	/* What the hooks it runs see in the state, as `moat state` shows it: the user's rootfs
+	 * (rootfs above is the jail in microVM mode) and the annotations. */
+	const char *state_rootfs;
+	const struct oci_string_map *annotations;
 	struct moat_cgroup *cg; /* moat's handle of the container's cgroup: its directory fds
 				 * are released at once, so no host directory is ever open in
 				 * the container (the precondition of CVE-2024-21626) */

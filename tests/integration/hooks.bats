@@ -153,6 +153,33 @@ create_to_files() {
 	assert_equal "$(cat "$HOOK_LOG/tmp")" tmp-mounted
 }
 
+# The state is the same in every hook and in `moat state`: the config's annotations, what is
+# in force (moat.isolation) and what the policy changed (moat.policy.<rule>).
+@test "every hook kind sees the annotations moat state shows, the policy's and moat.isolation included" {
+	make_waiting_container
+	# no seccomp section: the policy's default-seccomp rule adds one, and says so
+	cfg_set '.annotations = {"org.example.hooks": "yes"} | del(.linux.seccomp)'
+	for kind in prestart createRuntime createContainer poststart poststop; do
+		add_recorder "$kind"
+	done
+	add_start_recorder
+	moat_create
+	moat start "$CID"
+	wait_for_output '^started$'
+	shown=$(state_of | jq -S .annotations)
+	assert_equal "$(jq -r '.["org.example.hooks"]' <<<"$shown")" yes
+	assert_equal "$(jq -r '.["moat.isolation"]' <<<"$shown")" container
+	jq -e 'keys | any(startswith("moat.policy."))' <<<"$shown"
+	release_waiting
+	wait_for_status stopped
+	moat delete "$CID"
+	for kind in prestart createRuntime createContainer poststart poststop; do
+		assert_equal "$kind: $(seen "$kind" .annotations | jq -S .)" "$kind: $shown"
+	done
+	state=$(start_lines | sed 's/^startContainer //')
+	assert_equal "startContainer: $(jq -S .annotations <<<"$state")" "startContainer: $shown"
+}
+
 @test "startContainer runs once inside the container at start, before the program, seeing created" {
 	make_waiting_container
 	add_start_recorder
