@@ -638,7 +638,7 @@ int moat_container_create(const struct moat_create_opts *o, pid_t *ret_pid, int 
 
 	for (int k = 0; k < MOAT_NS_COUNT; k++)
 		b.ns.join_fd[k] = -1;
-	r = moat_validate_id(o->id, err);
+	r = moat_validate_new_id(o->id, err);
 	if (r == 0)
 		r = load_config(&b, err);
 	if (r == 0)

@@ -53,7 +53,10 @@ int moat_validate_id(const char *id, moat_error *err)
 	if (len == 0)
 		return moat_error_msg(err, EINVAL, "container ID: must not be empty");
 	if (len > MOAT_ID_MAX)
-		return moat_error_msg(err, EINVAL, "container ID: longer than %d bytes", MOAT_ID_MAX);
+		return moat_error_msg(err, EINVAL,
+				      "container ID: %zu bytes, longer than the limit of %d (it names "
+				      "a directory)",
+				      len, MOAT_ID_MAX);
 	if (strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
 		return moat_error_msg(err, EINVAL, "container ID '%s': not allowed", id);
 	if (strcmp(id, MOAT_SECCOMP_CACHE_DIR) == 0)
@@ -70,6 +73,18 @@ int moat_validate_id(const char *id, moat_error *err)
 	return 0;
 }
 
+int moat_validate_new_id(const char *id, moat_error *err)
+{
+	if (moat_validate_id(id, err) < 0)
+		return moat_error_ret(err);
+	if (id[0] == '.')
+		return moat_error_msg(err, EINVAL,
+				      "container ID '%s': must not start with '.' (the state root keeps "
+				      "moat's own files under such names)",
+				      id);
+	return 0;
+}
+
 static int lock_dir(int dirfd, const char *id, moat_error *err)
 {
 	while (flock(dirfd, LOCK_EX) < 0) {
@@ -83,7 +98,7 @@ int moat_state_dir_create(const char *root, const char *id, int *ret_dirfd, moat
 {
 	_cleanup_close_ int rootfd = -1, dirfd = -1;
 
-	if (moat_validate_id(id, err) < 0)
+	if (moat_validate_new_id(id, err) < 0)
 		return moat_error_ret(err);
 	if (mkdir_p(root, 0700, err) < 0)
 		return moat_error_prefix(err, "--root");

@@ -14,7 +14,8 @@
 #include "error.h"
 #include "ocijson.h"
 
-#define MOAT_ID_MAX 1024
+/* An ID names the container's state directory: a file name, so NAME_MAX (255) bytes. */
+#define MOAT_ID_MAX 255
 #define MOAT_STATE_FILE "state.json"
 #define MOAT_CONFIG_FILE "config.json"
 #define MOAT_EXEC_FIFO "exec.fifo"
@@ -48,10 +49,15 @@ enum moat_status {
 
 const char *moat_status_name(enum moat_status s);
 
-/* Reject empty, ".", "..", "/", control characters and more than 1024 bytes. */
+/* Reject empty, ".", "..", "/", control characters and more than MOAT_ID_MAX bytes. */
 int moat_validate_id(const char *id, moat_error *err);
+/* The ID of a container about to be made: moat_validate_id, and no leading '.'. Names that
+ * start with '.' belong to moat in the state root (MOAT_SECCOMP_CACHE_DIR), and `list`
+ * passes them by. */
+int moat_validate_new_id(const char *id, moat_error *err);
 
-/* Make <root>/<id>/ (an existing one is "already exists") and lock it. */
+/* Make <root>/<id>/ for a new ID (moat_validate_new_id; an existing one is "already
+ * exists") and lock it. */
 int moat_state_dir_create(const char *root, const char *id, int *ret_dirfd, moat_error *err);
 /* Open and lock an existing container's directory. */
 int moat_state_dir_open(const char *root, const char *id, int *ret_dirfd, moat_error *err);
