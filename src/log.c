@@ -90,16 +90,44 @@ static void log_to_file(const char *level, const char *msg)
 	free(line);
 }
 
+/* msg on one line, as every diagnostic is: a control character in it (a newline in a path,
+ * in what the kernel refused) is shown escaped, "\n" or "\x1b". */
+static char *one_line(const char *msg)
+{
+	char *line = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&line, &len);
+
+	if (out == NULL)
+		return NULL;
+	for (const char *p = msg; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == '\n')
+			fputs("\\n", out);
+		else if ((c < 0x20 && c != '\t') || c == 0x7f)
+			fprintf(out, "\\x%02x", c);
+		else
+			fputc(c, out);
+	}
+	fclose(out);
+	return line;
+}
+
 static void log_message(const char *level, bool to_stderr, const char *fmt, va_list ap)
 {
-	_cleanup_free_ char *msg = NULL;
+	_cleanup_free_ char *msg = NULL, *line = NULL;
 
 	if (vasprintf(&msg, fmt, ap) < 0)
 		return;
-	log_to_file(level, msg);
+	line = one_line(msg);
+	if (line == NULL)
+		return;
+	/* JSON escapes the message itself */
+	log_to_file(level, log_format == MOAT_LOG_JSON ? msg : line);
 	if (to_stderr)
 		fprintf(stderr, "moat: %s%s%s\n", strcmp(level, "error") == 0 ? "" : level,
-			strcmp(level, "error") == 0 ? "" : ": ", msg);
+			strcmp(level, "error") == 0 ? "" : ": ", line);
 }
 
 void moat_log_error(const char *fmt, ...)

@@ -53,22 +53,48 @@ int moat_userns_validate(const struct oci_linux *lx, bool new_userns, moat_error
 	return 0;
 }
 
-static int write_map(pid_t pid, const char *file, struct oci_id_mapping *const *maps, size_t n,
-		     const char *field, moat_error *err)
+/* The mappings as the kernel takes them ("ID HOST SIZE" lines), or for a message on one line
+ * ("ID HOST SIZE, ID HOST SIZE"). NULL when out of memory. */
+static char *map_text(struct oci_id_mapping *const *maps, size_t n, bool one_line,
+		      size_t *ret_len)
 {
-	_cleanup_free_ char *buf = NULL, *path = NULL;
+	char *buf = NULL;
 	size_t len = 0, i;
 	FILE *out = open_memstream(&buf, &len);
 
 	if (out == NULL)
-		return moat_error_set(err, errno, "%s", field);
+		return NULL;
 	for (i = 0; i < n; i++)
-		fprintf(out, "%u %u %u\n", maps[i]->container_id, maps[i]->host_id, maps[i]->size);
+		fprintf(out, "%s%u %u %u%s", one_line && i > 0 ? ", " : "", maps[i]->container_id,
+			maps[i]->host_id, maps[i]->size, one_line ? "" : "\n");
 	fclose(out);
+	*ret_len = len;
+	return buf;
+}
+
+/* One write, as the kernel wants it. A refusal is one line naming the field, the file and
+ * the mappings. */
+static int write_map(pid_t pid, const char *file, struct oci_id_mapping *const *maps, size_t n,
+		     const char *field, moat_error *err)
+{
+	_cleanup_free_ char *buf = NULL, *shown = NULL, *path = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t len = 0, shown_len;
+	int saved;
+
+	buf = map_text(maps, n, false, &len);
+	if (buf == NULL)
+		return moat_error_set(err, errno, "%s", field);
 	path = xasprintf("/proc/%d/%s", (int)pid, file);
-	if (write_file_at(AT_FDCWD, path, buf, len, err) < 0)
-		return moat_error_prefix(err, "%s", field);
-	return 0;
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return moat_error_set(err, errno, "%s: open '%s'", field, path);
+	if (write_all(fd, buf, len) >= 0)
+		return 0;
+	saved = errno;
+	shown = map_text(maps, n, true, &shown_len);
+	return moat_error_set(err, saved, "%s: write '%s' to '%s'", field, shown ? shown : "",
+			      path);
 }
 
 /* Both maps of pid's user namespace; fields name them in errors ("linux.uidMappings"). */

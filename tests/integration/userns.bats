@@ -79,3 +79,14 @@ map_line() {
 	run awk '/^Uid:/ { print $2 }' "/proc/$(host_pid)/status"
 	assert_output "$((host_uid + 1000))"
 }
+
+@test "uidMappings the kernel refuses fail with one line naming the field and the mappings" {
+	make_bundle
+	# two ranges that overlap inside the container: the kernel's uid_map refuses them
+	cfg_set '.linux.uidMappings = [{"containerID": 0, "hostID": 200000, "size": 10},
+		{"containerID": 5, "hostID": 300000, "size": 10}]'
+	cfg_args true
+	run_moat run --bundle "$BUNDLE" "$CID"
+	assert_moat_error "^moat: linux\.uidMappings: write '0 200000 10, 5 300000 10' to '/proc/[0-9]+/uid_map': Invalid argument\$"
+	assert_no_residue "$CID"
+}
