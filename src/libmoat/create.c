@@ -167,6 +167,29 @@ static int lend_host_ids(struct build *b, moat_error *err)
 	return 0;
 }
 
+/* linux.sysctl kernel.hostname and kernel.domainname set what hostname and domainname set:
+ * both in one config is a conflict, not an order to settle. */
+static int check_uts_sysctl(const struct oci_config *cfg, moat_error *err)
+{
+	const struct {
+		const char *sysctl, *field, *value;
+	} pairs[] = {
+		{ "kernel.hostname", "hostname", cfg->hostname },
+		{ "kernel.domainname", "domainname", cfg->domainname },
+	};
+	const struct oci_string_map *sysctl = cfg->linux ? cfg->linux->sysctl : NULL;
+
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(pairs); i++) {
+		if (pairs[i].value != NULL && *pairs[i].value != '\0' &&
+		    oci_string_map_get(sysctl, pairs[i].sysctl) != NULL)
+			return moat_error_msg(err, EINVAL,
+					      "linux.sysctl: '%s' conflicts with %s '%s': set one of "
+					      "them",
+					      pairs[i].sysctl, pairs[i].field, pairs[i].value);
+	}
+	return 0;
+}
+
 static int check_config(struct build *b, moat_error *err)
 {
 	const struct oci_linux *lx = b->cfg->linux;
@@ -191,7 +214,7 @@ static int check_config(struct build *b, moat_error *err)
 		return moat_error_msg(err, EINVAL,
 				      "linux.resources: set, but --cgroup-manager=disabled");
 	moat_process_drop_unraisable_ambient(b->cfg->process, err);
-	if (moat_process_validate(b->cfg, &b->ns, err) < 0 ||
+	if (moat_process_validate(b->cfg, &b->ns, err) < 0 || check_uts_sysctl(b->cfg, err) < 0 ||
 	    moat_process_attrs_validate(b->cfg, err) < 0)
 		return moat_error_ret(err);
 	/* Compiled here, so a bad profile fails before anything exists; the init loads it. */

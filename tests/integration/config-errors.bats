@@ -133,3 +133,32 @@ assert_config_refused() {
 	assert_success
 	assert_equal "$(status_of)" created
 }
+
+@test "linux.sysctl kernel.hostname beside hostname is refused, naming both" {
+	cfg_set '.hostname = "from-field" | .linux.sysctl["kernel.hostname"] = "from-sysctl"'
+	assert_config_refused "^moat: linux\.sysctl: 'kernel\.hostname' conflicts with hostname 'from-field': set one of them\$"
+}
+
+@test "linux.sysctl kernel.domainname beside domainname is refused, naming both" {
+	cfg_set '.domainname = "field.example" | .linux.sysctl["kernel.domainname"] = "sysctl.example"'
+	assert_config_refused "^moat: linux\.sysctl: 'kernel\.domainname' conflicts with domainname 'field\.example': set one of them\$"
+}
+
+@test "linux.sysctl kernel.hostname and kernel.domainname alone set the names" {
+	# a user namespace's root may not write these: a rootful container
+	use_policy_without auto-userns
+	cfg_set 'del(.hostname) | .linux.sysctl["kernel.hostname"] = "from-sysctl"
+		| .linux.sysctl["kernel.domainname"] = "sysctl.example"
+		| .linux.namespaces |= map(select(.type != "user"))
+		| del(.linux.uidMappings, .linux.gidMappings)'
+	cfg_args cat /proc/sys/kernel/hostname /proc/sys/kernel/domainname
+	run_moat run --bundle "$BUNDLE" "$CID"
+	assert_success "$stderr"
+	assert_output "from-sysctl
+sysctl.example"
+}
+
+@test "a path with a newline in it is named on one line, the newline shown as \\n" {
+	cfg_set '.root.path = $p' --arg p "missing"$'\n'"rootfs"
+	assert_config_refused "^moat: root\.path '$BUNDLE/missing\\\\nrootfs': No such file or directory\$"
+}
