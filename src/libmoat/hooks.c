@@ -16,6 +16,8 @@
 #include "signals.h"
 #include "utils.h"
 
+extern char **environ;
+
 /* One row per hook list: its config name, where it lives in struct
  * oci_hooks, and whether a failure is only a warning, so that the hooks
  * after it still run (runtime-spec 1.0-1.2, runtime.md "Lifecycle"). */
@@ -147,19 +149,32 @@ __attribute__((noreturn)) static void child_exec(const struct spawn_args *a)
 
 /* --- the parent ----------------------------------------------------------- */
 
-/* argv: hook.args, or { path } when absent. envp: hook.env, or empty.
- * Both NULL-terminated arrays of the config's strings. */
-static void build_vectors(const struct oci_hook *h, char ***ret_argv, char ***ret_envp)
-{
-	char **argv = xcalloc(h->args_len + 2, sizeof(char *));
-	char **envp = xcalloc(h->env_len + 1, sizeof(char *));
+/* A hook's environment when it has no env: n strings, or until NULL when n is SIZE_MAX. */
+struct hook_env {
+	char *const *env;
+	size_t n;
+};
 
+/* argv: hook.args, or { path } when absent. envp: hook.env when present (even empty), else
+ * the default. Both NULL-terminated arrays of borrowed strings. */
+static void build_vectors(const struct oci_hook *h, const struct hook_env *dflt, char ***ret_argv,
+			  char ***ret_envp)
+{
+	char *const *env = h->env != NULL ? h->env : dflt->env;
+	size_t n = h->env != NULL ? h->env_len : dflt->n, i;
+	char **argv = xcalloc(h->args_len + 2, sizeof(char *));
+	char **envp;
+
+	if (n == SIZE_MAX)
+		for (n = 0; env != NULL && env[n] != NULL; n++)
+			;
+	envp = xcalloc(n + 1, sizeof(char *));
 	if (h->args_len == 0)
 		argv[0] = h->path;
-	for (size_t i = 0; i < h->args_len; i++)
+	for (i = 0; i < h->args_len; i++)
 		argv[i] = h->args[i];
-	for (size_t i = 0; i < h->env_len; i++)
-		envp[i] = h->env[i];
+	for (i = 0; i < n; i++)
+		envp[i] = env[i];
 	*ret_argv = argv;
 	*ret_envp = envp;
 }
@@ -235,8 +250,8 @@ static int fork_child(const struct spawn_args *a, pid_t *ret_pid, moat_error *er
 }
 
 /* Start the hook. *ret_report_fd reads its pre-execve failure, if any. */
-static int spawn(const struct oci_hook *h, const char *json, const char *cwd, pid_t *ret_pid,
-		 int *ret_report_fd, moat_error *err)
+static int spawn(const struct oci_hook *h, const char *json, const char *cwd,
+		 const struct hook_env *dflt, pid_t *ret_pid, int *ret_report_fd, moat_error *err)
 {
 	_cleanup_free_ char **argv = NULL, **envp = NULL;
 	_cleanup_close_ int stdin_fd = -1, report_r = -1, report_w = -1;
@@ -249,7 +264,7 @@ static int spawn(const struct oci_hook *h, const char *json, const char *cwd, pi
 		return moat_error_set(err, errno, "report pipe");
 	report_r = fds[0];
 	report_w = fds[1];
-	build_vectors(h, &argv, &envp);
+	build_vectors(h, dflt, &argv, &envp);
 	a.argv = argv;
 	a.envp = envp;
 	a.stdin_fd = stdin_fd;
@@ -370,14 +385,15 @@ static int judge(const struct oci_hook *h, int report_fd, int wstatus, bool time
 	return moat_error_msg(err, ECANCELED, "killed by signal %d (%s)", sig, name);
 }
 
-static int run_one(const struct oci_hook *h, const char *json, const char *cwd, moat_error *err)
+static int run_one(const struct oci_hook *h, const char *json, const char *cwd,
+		   const struct hook_env *dflt, moat_error *err)
 {
 	_cleanup_close_ int report_fd = -1;
 	bool timed_out = false;
 	int wstatus = 0;
 	pid_t pid = -1;
 
-	if (check_path(h, err) < 0 || spawn(h, json, cwd, &pid, &report_fd, err) < 0)
+	if (check_path(h, err) < 0 || spawn(h, json, cwd, dflt, &pid, &report_fd, err) < 0)
 		return moat_error_ret(err);
 	if (wait_hook(h, pid, &wstatus, &timed_out, err) < 0)
 		return moat_error_ret(err);
@@ -399,8 +415,9 @@ static void add_failure(moat_error *err, const moat_error *one, bool first)
 	moat_error_msg(err, err->code, "%s; %s", prev, one->msg);
 }
 
-int moat_hooks_run(const struct oci_hooks *hooks, enum moat_hook_kind kind, const char *state_json,
-		   const char *cwd, moat_error *err)
+static int run_kind(const struct oci_hooks *hooks, enum moat_hook_kind kind,
+		    const char *state_json, const char *cwd, const struct hook_env *dflt,
+		    moat_error *err)
 {
 	struct oci_hook *const *list;
 	size_t n, failed = 0;
@@ -409,7 +426,7 @@ int moat_hooks_run(const struct oci_hooks *hooks, enum moat_hook_kind kind, cons
 	for (size_t i = 0; i < n; i++) {
 		_cleanup_error_ moat_error one = MOAT_ERROR_INIT;
 
-		if (run_one(list[i], state_json, cwd, &one) == 0)
+		if (run_one(list[i], state_json, cwd, dflt, &one) == 0)
 			continue;
 		moat_error_prefix(&one, "hooks.%s[%zu] '%s'", kinds[kind].name, i,
 				  list[i]->path ? list[i]->path : "");
@@ -418,4 +435,21 @@ int moat_hooks_run(const struct oci_hooks *hooks, enum moat_hook_kind kind, cons
 			break;
 	}
 	return failed > 0 ? moat_error_ret(err) : 0;
+}
+
+int moat_hooks_run(const struct oci_hooks *hooks, enum moat_hook_kind kind, const char *state_json,
+		   const char *cwd, moat_error *err)
+{
+	const struct hook_env runtime = { environ, SIZE_MAX };
+
+	return run_kind(hooks, kind, state_json, cwd, &runtime, err);
+}
+
+int moat_hooks_run_with_env(const struct oci_hooks *hooks, enum moat_hook_kind kind,
+			    const char *state_json, const char *cwd, char *const *env,
+			    size_t env_len, moat_error *err)
+{
+	const struct hook_env dflt = { env, env_len };
+
+	return run_kind(hooks, kind, state_json, cwd, &dflt, err);
 }

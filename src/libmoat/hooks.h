@@ -38,7 +38,9 @@ int moat_hooks_validate(const struct oci_hooks *hooks, moat_error *err);
 
 /* Run the hooks of one kind, in order. Each is forked and execve'd with
  *   argv   hook.args (args[0] is argv[0]), or just { path } when absent;
- *   env    exactly hook.env: empty when absent, nothing of moat's own;
+ *   env    exactly hook.env when it is present (`"env": []` is an empty environment); when
+ *          it is absent, moat's own environment, as runc and crun give it (but see
+ *          moat_hooks_run_with_env);
  *   stdin  a pipe holding state_json and then EOF;
  *   stdout and stderr  the caller's fds 1 and 2;
  *   cwd    the given directory, or the caller's when cwd is NULL;
@@ -62,5 +64,12 @@ int moat_hooks_validate(const struct oci_hooks *hooks, moat_error *err);
  * not be ignored; a timeout also needs pidfd_open and ppoll. */
 int moat_hooks_run(const struct oci_hooks *hooks, enum moat_hook_kind kind, const char *state_json,
 		   const char *cwd, moat_error *err);
+/* The same, but a hook without env gets env (env_len strings) instead of moat's environment.
+ * The container's init runs createContainer and startContainer so, with process.env: those
+ * run in the container's namespaces (startContainer as part of the container), and see what
+ * its process would see, as under runc. */
+int moat_hooks_run_with_env(const struct oci_hooks *hooks, enum moat_hook_kind kind,
+			    const char *state_json, const char *cwd, char *const *env,
+			    size_t env_len, moat_error *err);
 
 #endif

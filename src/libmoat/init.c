@@ -92,7 +92,9 @@ static int run_hooks(const struct moat_init_args *a, enum moat_hook_kind kind, c
 		return 0;
 	json = moat_state_json(a->cfg->oci_version, a->id, a->host_pid, status, a->bundle,
 			       a->state_rootfs, a->annotations);
-	return moat_hooks_run(a->cfg->hooks, kind, json, cwd, err);
+	/* a hook without env sees the container process's (hooks.h) */
+	return moat_hooks_run_with_env(a->cfg->hooks, kind, json, cwd, a->cfg->process->env,
+				       a->cfg->process->env_len, err);
 }
 
 static int send_console(const struct moat_init_args *a, moat_error *err)

@@ -303,7 +303,7 @@ create_to_files() {
 HOOK_TEST=1"
 }
 
-@test "a hook without args or env runs its path with an empty environment" {
+@test "a hook without args runs its path, and with \"env\": [] an empty environment" {
 	make_bundle
 	cfg_args true
 	write_hook "$TEST_DIR/bare.sh" <<-EOF
@@ -311,10 +311,45 @@ HOOK_TEST=1"
 		echo ran >"$HOOK_LOG/bare"
 	EOF
 	add_hook poststart "$TEST_DIR/bare.sh"
+	cfg_set '.hooks.poststart[0].env = []'
 	moat_create
 	moat start "$CID"
 	assert_equal "$(cat "$HOOK_LOG/bare")" ran
 	refute [ -s "$HOOK_LOG/env" ]
+}
+
+# As runc and crun do: the hooks moat runs on its own side get moat's environment when they
+# have no env; the two the container's init runs (createContainer, startContainer) get the
+# container process's, as under runc.
+@test "a hook without env gets moat's environment, or in the container's namespaces process.env" {
+	make_bundle
+	cfg_set '.process.env = ["PATH=/bin", "PROC_ENV=from-process"]'
+	write_hook "$TEST_DIR/env.sh" <<-EOF
+		env >"$HOOK_LOG/env-\$1"
+	EOF
+	for kind in prestart createRuntime createContainer poststart poststop; do
+		add_hook "$kind" "$TEST_DIR/env.sh" env.sh "$kind"
+	done
+	add_script start-env <<-'EOF'
+		#!/bin/sh
+		env | sed 's/^/startenv /'
+	EOF
+	add_hook startContainer /bin/start-env
+	export MOAT_HOOK_ENV_TEST=from-the-caller
+	run_sh 'echo main'
+	assert_success
+	assert_line_exact main
+	assert_line_exact 'startenv PROC_ENV=from-process'
+	refute_line_exact 'startenv MOAT_HOOK_ENV_TEST=from-the-caller'
+	for kind in prestart createRuntime poststart poststop; do
+		run grep -x MOAT_HOOK_ENV_TEST=from-the-caller "$HOOK_LOG/env-$kind"
+		assert_success
+		run grep -c '^PROC_ENV=' "$HOOK_LOG/env-$kind"
+		assert_output 0
+	done
+	run grep -x -e PROC_ENV=from-process -e MOAT_HOOK_ENV_TEST=from-the-caller \
+		"$HOOK_LOG/env-createContainer"
+	assert_output PROC_ENV=from-process
 }
 
 @test "host-side hooks run in the bundle directory" {
