@@ -19,7 +19,7 @@ static void usage(const char *cmd)
 	printf("Usage: moat %s [OPTIONS] ID\n\n%s\n\n", cmd,
 	       run ? "Create and start a container. In the foreground moat passes stdio through,\n"
 		     "forwards signals, exits with the container's status (128+N when killed by\n"
-		     "signal N) and deletes the container afterwards."
+		     "signal N) and deletes the container afterwards (unless --keep)."
 		   : "Create a container from a bundle. Everything is set up and the container's\n"
 		     "init waits just before running process.args until `moat start ID`.");
 	printf("  -b, --bundle DIR         bundle directory (default: current directory)\n"
@@ -27,12 +27,16 @@ static void usage(const char *cmd)
 	       "      --console-socket S   send the pty master of process.terminal to socket S\n"
 	       "      --preserve-fds N     pass N more fds (from 3) to the container\n"
 	       "      --no-pivot           enter the root with MS_MOVE+chroot, not pivot_root\n"
-	       "      --no-new-keyring     keep the caller's session keyring\n"
-	       "With LISTEN_FDS=N (and LISTEN_PID unset or moat's pid) in the environment, fds\n"
+	       "      --no-new-keyring     keep the caller's session keyring\n");
+	if (run)
+		printf("  -d, --detach             return once the container is running\n"
+		       "      --keep               once the container exits, leave it (stopped) for\n"
+		       "                           `moat state` and `moat delete`, which runs poststop;\n"
+		       "                           with --detach it changes nothing (run -d never\n"
+		       "                           deletes). A run that fails is undone all the same\n");
+	printf("With LISTEN_FDS=N (and LISTEN_PID unset or moat's pid) in the environment, fds\n"
 	       "3..3+N-1 are passed on ahead of --preserve-fds, and the container gets\n"
 	       "LISTEN_FDS=N and LISTEN_PID set to its process.\n");
-	if (run)
-		printf("  -d, --detach             return once the container is running\n");
 }
 
 /* Socket activation (sd_listen_fds(3)): fds 3..3+N-1 meant for this process when LISTEN_FDS=N
@@ -54,8 +58,10 @@ static int listen_fds(void)
 	return (int)n;
 }
 
+enum { OPT_KEEP = 256 };
+
 int moat_parse_create_args(struct moat_globals *g, const char *cmd, int argc, char **argv,
-			   struct moat_create_opts *o, bool *detach)
+			   struct moat_create_opts *o, struct moat_run_opts *run)
 {
 	static const struct option opts[] = {
 		{ "bundle", required_argument, NULL, 'b' },
@@ -65,6 +71,7 @@ int moat_parse_create_args(struct moat_globals *g, const char *cmd, int argc, ch
 		{ "no-pivot", no_argument, NULL, 'P' },
 		{ "no-new-keyring", no_argument, NULL, 'K' },
 		{ "detach", no_argument, NULL, 'd' },
+		{ "keep", no_argument, NULL, OPT_KEEP },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -80,7 +87,7 @@ int moat_parse_create_args(struct moat_globals *g, const char *cmd, int argc, ch
 	o->listen_fds = listen_fds();
 	o->policy = g->policy;
 	o->as_vm = moat_vm_invoked_as_vm(g->argv0);
-	while ((c = getopt_long(argc, argv, detach ? "b:dh" : "b:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, run ? "b:dh" : "b:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': o->bundle = optarg; break;
 		case 'p': o->pid_file = optarg; break;
@@ -95,9 +102,14 @@ int moat_parse_create_args(struct moat_globals *g, const char *cmd, int argc, ch
 			o->preserve_fds = (int)n;
 			break;
 		case 'd':
-			if (detach == NULL)
+			if (run == NULL)
 				return moat_usage_error(cmd, "unknown option '--detach'");
-			*detach = true;
+			run->detach = true;
+			break;
+		case OPT_KEEP:
+			if (run == NULL)
+				return moat_usage_error(cmd, "unknown option '--keep'");
+			run->keep = true;
 			break;
 		case 'h': usage(cmd); exit(EXIT_SUCCESS);
 		default: return moat_bad_option(cmd, argv);

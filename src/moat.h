@@ -46,10 +46,11 @@ bool moat_is_rootless(const struct moat_globals *g);
 
 /* Shared argument helpers. */
 struct moat_create_opts;
-/* The flags of create and run (detach NULL: --detach is refused). Prints
+struct moat_run_opts;
+/* The flags of create and run (run NULL: create, which refuses --detach and --keep). Prints
  * usage errors; returns 0 or an exit status. */
 int moat_parse_create_args(struct moat_globals *g, const char *cmd, int argc, char **argv,
-			   struct moat_create_opts *o, bool *detach);
+			   struct moat_create_opts *o, struct moat_run_opts *run);
 /* getopt returned '?': name the option it did not accept. */
 int moat_bad_option(const char *cmd, char **argv);
 int moat_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -9,13 +9,13 @@ int moat_cmd_run(struct moat_globals *g, int argc, char **argv)
 {
 	moat_error err = MOAT_ERROR_INIT;
 	struct moat_create_opts o;
-	bool detach = false;
+	struct moat_run_opts r = { 0 };
 	int status = 0;
 
-	if (moat_parse_create_args(g, "run", argc, argv, &o, &detach) != 0)
+	if (moat_parse_create_args(g, "run", argc, argv, &o, &r) != 0)
 		return EXIT_FAILURE;
-	if (moat_container_run(&o, detach, &status, &err) < 0)
+	if (moat_container_run(&o, &r, &status, &err) < 0)
 		return moat_fail(&err);
 	moat_log_warnings(&err);
-	return detach ? EXIT_SUCCESS : status;
+	return r.detach ? EXIT_SUCCESS : status;
 }

@@ -390,11 +390,12 @@ int moat_wait_foreground(pid_t init, const sigset_t *set, int *ret_wstatus, moat
 	}
 }
 
-int moat_container_run(const struct moat_create_opts *o, bool detach, int *ret_status,
-		       moat_error *err)
+int moat_container_run(const struct moat_create_opts *o, const struct moat_run_opts *ro,
+		       int *ret_status, moat_error *err)
 {
 	moat_error ignored = MOAT_ERROR_INIT;
 	struct moat_create_opts fg = *o;
+	bool detach = ro->detach;
 	int console = -1, wstatus = 0, r;
 	sigset_t set, old;
 	pid_t init;
@@ -411,7 +412,8 @@ int moat_container_run(const struct moat_create_opts *o, bool detach, int *ret_s
 		else
 			r = moat_wait_foreground(init, &set, &wstatus, err);
 		*ret_status = moat_exit_status(wstatus);
-		moat_container_delete(o->root, o->id, true, r < 0 ? &ignored : err);
+		if (!ro->keep)
+			moat_container_delete(o->root, o->id, true, r < 0 ? &ignored : err);
 		if (err->msg != NULL && r == 0)
 			r = moat_error_ret(err);
 	}

@@ -36,11 +36,17 @@ int moat_container_create(const struct moat_create_opts *o, pid_t *ret_pid, int 
 			  moat_error *err);
 /* Let a created container's init exec the user program. */
 int moat_container_start(const char *root, const char *id, moat_error *err);
-/* create + start. With detach false, wait for the container, forward
- * signals, delete it afterwards, and return its exit status (128+N when
- * killed by signal N) in *ret_status. */
-int moat_container_run(const struct moat_create_opts *o, bool detach, int *ret_status,
-		       moat_error *err);
+/* How `run` runs a container. */
+struct moat_run_opts {
+	bool detach; /* return once the container runs */
+	bool keep;   /* in the foreground: leave the container, stopped, once it exits (for
+		      * state and delete); a create or start that fails is undone all the same */
+};
+/* create + start. In the foreground wait for the container, forward signals, delete it
+ * afterwards (unless r->keep), and return its exit status (128+N when killed by signal N)
+ * in *ret_status. */
+int moat_container_run(const struct moat_create_opts *o, const struct moat_run_opts *r,
+		       int *ret_status, moat_error *err);
 int moat_container_kill(const char *root, const char *id, int sig, bool all, moat_error *err);
 int moat_container_delete(const char *root, const char *id, bool force, moat_error *err);
 

@@ -111,6 +111,53 @@ load helpers
 	assert_no_residue "$CID"
 }
 
+@test "run --keep leaves the exited container for state and delete" {
+	make_bundle
+	cfg_set '.hooks.poststop = [{path: "/bin/sh", args: ["sh", "-c", $s]}]' \
+		--arg s "echo stopped >>$TEST_DIR/poststop"
+	run_sh 'echo kept; exit 3' --keep
+	assert_equal "$status" 3
+	assert_output kept
+	assert_equal "$(status_of)" stopped
+	assert_equal "$(state_of | jq -r .pid)" 0
+	run moat list -q
+	assert_line_exact "$CID"
+	# poststop waits for the delete
+	[[ ! -e $TEST_DIR/poststop ]]
+	run_moat delete "$CID"
+	assert_success
+	assert_equal "$(cat "$TEST_DIR/poststop")" stopped
+	assert_no_residue "$CID"
+}
+
+@test "run --keep that fails to start leaves nothing" {
+	make_bundle
+	cfg_args /bin/no-such-program
+	run_moat run --keep --bundle "$BUNDLE" "$CID"
+	assert_moat_error 'no-such-program'
+	assert_no_residue "$CID"
+}
+
+# runc 1.1.5 accepts --keep with --detach too: run -d deletes nothing, so there is nothing
+# to keep.
+@test "run --keep --detach is accepted and leaves the container as run --detach does" {
+	make_bundle
+	cfg_sh 'exit 0'
+	run moat_run_detached --keep
+	assert_success
+	wait_for_status stopped
+	run_moat delete "$CID"
+	assert_success
+	assert_no_residue "$CID"
+}
+
+@test "create refuses --keep, which only run has" {
+	make_bundle
+	run_moat create --keep --bundle "$BUNDLE" "$CID"
+	assert_moat_error "create: unknown option '--keep'"
+	assert_no_residue "$CID"
+}
+
 @test "run --pid-file writes the container's host pid" {
 	make_bundle
 	run_sh 'echo "inside: $$"'
