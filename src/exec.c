@@ -10,6 +10,7 @@
 #include "log.h"
 #include "moat.h"
 #include "process.h"
+#include "process-attrs.h"
 #include "utils.h"
 
 static void usage(void)
@@ -30,13 +31,24 @@ static void usage(void)
 	       "  -c, --cap CAP            add a capability to the bounding, effective and\n"
 	       "                           permitted sets (repeatable)\n"
 	       "      --no-new-privs       set no_new_privs\n"
-	       "      --preserve-fds N     pass N more fds (from 3) to the process\n");
+	       "      --preserve-fds N     pass N more fds (from 3) to the process\n"
+	       "      --cgroup [CTRL[,CTRL]:]PATH\n"
+	       "                           run in the sub-cgroup PATH of the container's cgroup\n"
+	       "                           (it must exist): in every hierarchy, or with CTRL:\n"
+	       "                           in those holding the controllers (repeatable)\n"
+	       "      --ignore-paused      exec into a paused container too: the process waits,\n"
+	       "                           frozen, and moat exec returns once it is resumed\n"
+	       "      --process-label L    the SELinux label to exec the process with\n"
+	       "      --apparmor PROFILE   the AppArmor profile to exec the process under\n"
+	       "--process-label and --apparmor need that LSM on the host, and apply with\n"
+	       "--process too.\n");
 }
 
 struct flags {
 	const char *process_file, *cwd, *user;
-	char **env, **caps;
-	size_t n_env, n_caps;
+	const char *selinux_label, *apparmor_profile;
+	char **env, **caps, **cgroups;
+	size_t n_env, n_caps, n_cgroups;
 	uint32_t *gids;
 	size_t n_gids;
 	bool tty, no_new_privs;
@@ -132,6 +144,40 @@ static int apply_flags(struct oci_process *p, const struct flags *f, char **args
 	return 0;
 }
 
+#ifdef HAVE_SELINUX
+#define SELINUX_MISSING "SELinux is not enabled on this host"
+#else
+#define SELINUX_MISSING "this moat was built without SELinux support (configure --with-selinux)"
+#endif
+
+/* --process-label and --apparmor: refused at once where the host lacks the LSM. */
+static int check_lsm_flags(const struct flags *f)
+{
+	if (f->selinux_label != NULL && !moat_lsm_selinux_available()) {
+		moat_log_error("exec: --process-label: %s", SELINUX_MISSING);
+		return EXIT_FAILURE;
+	}
+	if (f->apparmor_profile != NULL && !moat_lsm_apparmor_available()) {
+		moat_log_error("exec: --apparmor: AppArmor is not enabled on this host");
+		return EXIT_FAILURE;
+	}
+	return 0;
+}
+
+static void replace(char **field, const char *value)
+{
+	free(*field);
+	*field = xstrdup(value);
+}
+
+static void apply_lsm_flags(struct oci_process *p, const struct flags *f)
+{
+	if (f->selinux_label != NULL)
+		replace(&p->selinux_label, f->selinux_label);
+	if (f->apparmor_profile != NULL)
+		replace(&p->apparmor_profile, f->apparmor_profile);
+}
+
 static int parse_flags(int argc, char **argv, struct flags *f, struct moat_exec_opts *o)
 {
 	static const struct option opts[] = {
@@ -143,6 +189,10 @@ static int parse_flags(int argc, char **argv, struct flags *f, struct moat_exec_
 		{ "additional-gids", required_argument, NULL, 'g' },
 		{ "cap", required_argument, NULL, 'c' }, { "no-new-privs", no_argument, NULL, 'N' },
 		{ "preserve-fds", required_argument, NULL, 'F' }, { "help", no_argument, NULL, 'h' },
+		{ "cgroup", required_argument, NULL, 'G' },
+		{ "ignore-paused", no_argument, NULL, 'I' },
+		{ "process-label", required_argument, NULL, 'L' },
+		{ "apparmor", required_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint32_t v;
@@ -175,11 +225,15 @@ static int parse_flags(int argc, char **argv, struct flags *f, struct moat_exec_
 				return moat_usage_error("exec", "--preserve-fds: '%s' is not a count", optarg);
 			o->preserve_fds = (int)v;
 			break;
+		case 'G': push(&f->cgroups, &f->n_cgroups, optarg); break;
+		case 'I': o->ignore_paused = true; break;
+		case 'L': f->selinux_label = optarg; break;
+		case 'A': f->apparmor_profile = optarg; break;
 		case 'h': usage(); exit(EXIT_SUCCESS);
 		default: return moat_bad_option("exec", argv);
 		}
 	}
-	return 0;
+	return check_lsm_flags(f);
 }
 
 static int build_process(struct moat_globals *g, const struct flags *f, const char *id, char **args,
@@ -199,12 +253,14 @@ static int build_process(struct moat_globals *g, const struct flags *f, const ch
 		}
 		if (f->tty)
 			(*ret)->terminal = (*ret)->terminal_present = true;
+		apply_lsm_flags(*ret, f);
 		return 0;
 	}
 	if (n == 0)
 		return moat_usage_error("exec", "missing COMMAND (or --process FILE)");
 	if (moat_exec_default_process(g->root, id, ret, &err) < 0)
 		return moat_fail(&err);
+	apply_lsm_flags(*ret, f);
 	return apply_flags(*ret, f, args, n);
 }
 
@@ -216,8 +272,11 @@ static void flags_free(struct flags *f)
 		free(f->env[i]);
 	for (i = 0; i < f->n_caps; i++)
 		free(f->caps[i]);
+	for (i = 0; i < f->n_cgroups; i++)
+		free(f->cgroups[i]);
 	free(f->env);
 	free(f->caps);
+	free(f->cgroups);
 	free(f->gids);
 }
 
@@ -236,14 +295,18 @@ int moat_cmd_exec(struct moat_globals *g, int argc, char **argv)
 		o.id = argv[optind];
 		r = build_process(g, &f, o.id, argv + optind + 1, (size_t)(argc - optind - 1), &p);
 	}
-	flags_free(&f);
-	if (r != 0)
+	if (r != 0) {
+		flags_free(&f);
 		return EXIT_FAILURE;
+	}
 	moat_process_drop_unraisable_ambient(p, &err);
 	moat_log_warnings(&err);
 	moat_error_clear(&err);
 	o.process = p;
+	o.cgroups = f.cgroups;
+	o.n_cgroups = f.n_cgroups;
 	r = moat_container_exec(&o, &status, &err);
+	flags_free(&f);
 	oci_process_free(p);
 	if (r < 0)
 		return moat_fail(&err);

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 
 #include "cgroup.h"
+#include "cgroup-sub.h"
 #include "container.h"
 #include "init.h"
 #include "namespaces.h"
@@ -37,6 +38,8 @@ struct target {
 	struct oci_config *cfg; /* the container's saved config */
 	int pidfd;
 	int ns_flags; /* the namespaces of the init that differ from ours */
+	struct moat_cgroup_subs *subs; /* --cgroup, parsed; NULL: none */
+	bool paused; /* --ignore-paused, and the container is paused */
 };
 
 static void target_close(struct target *t)
@@ -47,6 +50,7 @@ static void target_close(struct target *t)
 		close(t->pidfd);
 	moat_state_free(t->st);
 	oci_config_free(t->cfg);
+	moat_cgroup_subs_free(t->subs);
 	*t = (struct target){ .dirfd = -1, .pidfd = -1 };
 }
 
@@ -73,12 +77,24 @@ static int open_target(const struct moat_exec_opts *o, struct target *t, moat_er
 	if (moat_state_read_config(t->dirfd, &t->cfg, err) < 0)
 		return moat_error_prefix(err, "container '%s'", o->id);
 	status = moat_state_status(t->dirfd, t->st);
+	t->paused = status == MOAT_STATUS_PAUSED;
+	if (t->paused && !o->ignore_paused)
+		return moat_error_msg(err, EINVAL,
+				      "container '%s' is paused: exec needs a running or created "
+				      "container (or --ignore-paused, to wait for resume)",
+				      o->id);
 	/* A created container's init waits before its program: exec may run beside it, as
 	 * engines expect of a created task. */
-	if (status != MOAT_STATUS_RUNNING && status != MOAT_STATUS_CREATED)
+	if (status != MOAT_STATUS_RUNNING && status != MOAT_STATUS_CREATED &&
+	    status != MOAT_STATUS_PAUSED)
 		return moat_error_msg(err, EINVAL,
 				      "container '%s' is %s: exec needs a running or created container",
 				      o->id, moat_status_name(status));
+	if (o->n_cgroups > 0 && t->st->cgroup_path == NULL)
+		return moat_error_msg(err, EINVAL,
+				      "--cgroup: container '%s' has no cgroup (rootless without "
+				      "linux.resources, or --cgroup-manager disabled)",
+				      o->id);
 	t->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)t->st->pid, 0);
 	if (t->pidfd < 0 || !moat_state_pid_alive(t->st))
 		return moat_error_msg(err, ESRCH, "container '%s' is stopped: cannot exec", o->id);
@@ -206,7 +222,7 @@ static int pass_seccomp_listener(const struct target *t, int fd, pid_t pid, moat
 
 /* The parent's side: cgroup, pid file, terminal, seccomp listener, then EOF (exec worked)
  * or an error from the child. */
-static int settle(const struct moat_exec_opts *o, const struct target *t,
+static int settle(const struct moat_exec_opts *o, struct target *t,
 		  struct moat_seccomp *seccomp, int fd, pid_t pid, int *ret_console,
 		  moat_error *err)
 {
@@ -217,13 +233,19 @@ static int settle(const struct moat_exec_opts *o, const struct target *t,
 	if (t->st->cgroup_path != NULL) {
 		r = moat_cgroup_open(t->st->cgroup_path, &cg, err);
 		if (r == 0)
-			r = moat_cgroup_add_pid(cg, pid, err);
+			r = moat_cgroup_add_pid_within(cg, pid, t->subs, err);
 		moat_cgroup_free(cg);
 		if (r < 0)
-			return moat_error_prefix(err, "exec: cgroup");
+			return moat_error_prefix(err, "exec");
 	}
 	if (moat_sync_send(fd, MOAT_SYNC_CGROUP_DONE, 0, err) < 0)
 		return moat_error_ret(err);
+	/* In a paused container the process is frozen from here until resume: release the
+	 * container's lock now, or resume (and everyone else) would wait for us. */
+	if (t->paused) {
+		close(t->dirfd);
+		t->dirfd = -1;
+	}
 	if (o->process->terminal) {
 		if (moat_sync_expect_fd(fd, MOAT_SYNC_CONSOLE, &master, err) < 0)
 			return moat_error_ret(err);
@@ -318,10 +340,17 @@ static int exec_in_vm(const struct moat_exec_opts *o, struct target *t, int *ret
 	int dirfd, r;
 
 	view.process = &proc;
-	if (moat_state_status(t->dirfd, t->st) != MOAT_STATUS_RUNNING) {
+	if (o->n_cgroups > 0 || moat_state_status(t->dirfd, t->st) != MOAT_STATUS_RUNNING) {
+		enum moat_status status = moat_state_status(t->dirfd, t->st);
+
 		target_close(t);
-		return moat_error_msg(err, EINVAL, "container '%s' is created: a microVM runs "
-				      "nothing until it is started", o->id);
+		if (o->n_cgroups > 0)
+			return moat_error_msg(err, EINVAL, "--cgroup: container '%s' is a microVM: "
+					      "its processes run in the guest, not in host cgroups",
+					      o->id);
+		return moat_error_msg(err, EINVAL, "container '%s' is %s: a microVM's guest runs "
+				      "a new process only while the container is running", o->id,
+				      moat_status_name(status));
 	}
 	r = hold_to_policy(o, &view, err);
 	dirfd = openat(t->dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -370,6 +399,8 @@ int moat_container_exec(const struct moat_exec_opts *o, int *ret_status, moat_er
 				      "process.terminal: a detached exec needs --console-socket");
 	if (moat_process_validate_one(o->process, err) < 0)
 		return moat_error_ret(err);
+	if (moat_cgroup_subs_parse(o->cgroups, o->n_cgroups, &t.subs, err) < 0)
+		return moat_error_prefix(err, "exec");
 	moat_forwarded_signals(&set);
 	sigprocmask(SIG_BLOCK, &set, &old);
 	r = open_target(o, &t, err);

@@ -19,6 +19,14 @@ struct moat_exec_opts {
 	int preserve_fds;
 	const char *policy; /* --policy, or NULL for the default (policy.h): the process is held
 			     * to its capability-ceiling and no-new-privileges rules */
+	/* --cgroup: the sub-cgroups of the container's cgroup the process goes into, in
+	 * runc's syntax (cgroup-sub.h); none: the container's cgroup itself */
+	char *const *cgroups;
+	size_t n_cgroups;
+	/* --ignore-paused: exec into a paused container too. The process joins the frozen
+	 * cgroup and runs nothing until the container is resumed: moat exec (--detach too)
+	 * returns only then. Without it a paused container is refused, as by runc. */
+	bool ignore_paused;
 };
 
 /* The container's own process (from its saved config), as the base that

@@ -51,6 +51,14 @@ load helpers
 	done
 }
 
+@test "--help names the exec and run flags beyond the lifecycle's own" {
+	run --separate-stderr "$MOAT_BINARY" --help
+	assert_success
+	for opt in 'exec --cgroup' 'exec --ignore-paused' 'exec --process-label' --apparmor 'run --keep'; do
+		assert_output --partial -- "$opt"
+	done
+}
+
 @test "-h is the short form of --help" {
 	run "$MOAT_BINARY" --help
 	long=$output
@@ -62,7 +70,8 @@ load helpers
 @test "every command has --help that succeeds and names its flags" {
 	declare -A flags=(
 		[spec]='--bundle --rootless'
-		[run]='--bundle --pid-file --detach --no-pivot --no-new-keyring --preserve-fds --console-socket'
+		[run]='--bundle --pid-file --detach --keep --no-pivot --no-new-keyring --preserve-fds --console-socket'
+		[exec]='--process --tty --detach --pid-file --cgroup --ignore-paused --process-label --apparmor'
 		[create]='--bundle --pid-file --no-pivot --no-new-keyring --preserve-fds --console-socket'
 		[start]=''
 		[state]=''

@@ -225,3 +225,158 @@ exec_process() {
 	run_moat exec --process "$TEST_DIR/process.json" "$CID"
 	assert_moat_error '^moat: process\.apparmorProfile: AppArmor is not enabled on this host$'
 }
+
+# container_cgroup_dirs: the container's cgroup directory in each hierarchy of this host.
+container_cgroup_dirs() {
+	find /sys/fs/cgroup -maxdepth 4 -type d -path "*/moat/$CID" 2>/dev/null
+}
+
+# make_sub_cgroup NAME [DIR...]: the sub-cgroup NAME of the container's cgroup, in the given
+# hierarchy directories (default: all). A v1 cpuset one gets its parent's cpus and mems, as
+# it takes no process without.
+make_sub_cgroup() {
+	local name=$1 dir f
+	shift
+	(($# > 0)) || set -- $(container_cgroup_dirs)
+	for dir in "$@"; do
+		mkdir "$dir/$name"
+		for f in cpuset.cpus cpuset.mems; do
+			[[ -f $dir/$f ]] && cat "$dir/$f" >"$dir/$name/$f"
+		done
+	done
+	return 0
+}
+
+# cgroup_lines PID: /proc/PID/cgroup, one "hierarchy:path" per line.
+cgroup_lines() {
+	cut -d: -f2- "/proc/$1/cgroup"
+}
+
+@test "exec --cgroup PATH runs the process in that sub-cgroup in every hierarchy" {
+	start_sleeper
+	make_sub_cgroup sub
+	moat exec -d --pid-file "$TEST_DIR/exec.pid" --cgroup sub "$CID" sleep 60
+	run cgroup_lines "$(cat "$TEST_DIR/exec.pid")"
+	assert_success
+	# every line, the unified one (":/...") included
+	refute_line --regexp ":/moat/$CID\$"
+	assert_equal "$(grep -c ":/moat/$CID/sub\$" <<<"$output")" "${#lines[@]}"
+	# a leading / changes nothing: the path is relative to the container's cgroup
+	moat exec -d --pid-file "$TEST_DIR/exec2.pid" --cgroup /sub/ "$CID" sleep 60
+	assert_equal "$(cgroup_lines "$(cat "$TEST_DIR/exec2.pid")")" "$output"
+}
+
+@test "exec --cgroup CONTROLLER:PATH moves only the hierarchies of those controllers" {
+	start_sleeper
+	[[ -d /sys/fs/cgroup/memory/moat/$CID && -d /sys/fs/cgroup/pids/moat/$CID ]] ||
+		skip "no v1 memory and pids hierarchies on this host"
+	make_sub_cgroup mem /sys/fs/cgroup/memory/moat/"$CID" /sys/fs/cgroup/pids/moat/"$CID"
+	moat exec -d --pid-file "$TEST_DIR/exec.pid" --cgroup memory,pids:mem "$CID" sleep 60
+	run cgroup_lines "$(cat "$TEST_DIR/exec.pid")"
+	assert_line "memory:/moat/$CID/mem"
+	assert_line "pids:/moat/$CID/mem"
+	assert_line "freezer:/moat/$CID"
+	# the v1 form and a plain path together: the controller's path wins for its hierarchy
+	make_sub_cgroup all
+	moat exec -d --pid-file "$TEST_DIR/exec2.pid" --cgroup memory:mem --cgroup all "$CID" sleep 60
+	run cgroup_lines "$(cat "$TEST_DIR/exec2.pid")"
+	assert_line "memory:/moat/$CID/mem"
+	assert_line "pids:/moat/$CID/all"
+}
+
+@test "exec --cgroup with a controller only cgroup2 holds here (hugetlb) uses the unified hierarchy" {
+	start_sleeper
+	grep -qw hugetlb /sys/fs/cgroup/unified/cgroup.controllers 2>/dev/null &&
+		[[ ! -d /sys/fs/cgroup/hugetlb ]] || skip "not the hybrid layout with hugetlb on cgroup2"
+	make_sub_cgroup big /sys/fs/cgroup/unified/moat/"$CID"
+	moat exec -d --pid-file "$TEST_DIR/exec.pid" --cgroup hugetlb:big "$CID" sleep 60
+	run cgroup_lines "$(cat "$TEST_DIR/exec.pid")"
+	assert_line ":/moat/$CID/big"
+	assert_line "memory:/moat/$CID"
+}
+
+@test "exec --cgroup refusals are one line naming the argument, and run nothing" {
+	start_sleeper
+	run_moat exec --cgroup nope "$CID" touch /tmp/ran
+	assert_moat_error "^moat: exec: --cgroup 'nope': no sub-cgroup '/sys/fs/cgroup/[^']*/moat/$CID/nope': No such file or directory\$"
+	run_moat exec --cgroup ../escape "$CID" touch /tmp/ran
+	assert_moat_error "^moat: exec: --cgroup '\.\./escape': '\.\.' is not allowed"
+	run_moat exec --cgroup bogus:sub "$CID" touch /tmp/ran
+	assert_moat_error "^moat: exec: --cgroup 'bogus:sub': unknown controller 'bogus'\$"
+	run_moat exec --cgroup memory:a --cgroup memory:b "$CID" touch /tmp/ran
+	assert_moat_error "controller memory given twice"
+	run_moat exec --cgroup a --cgroup b "$CID" touch /tmp/ran
+	assert_moat_error "a second path for every hierarchy"
+	run_moat exec --cgroup '' "$CID" touch /tmp/ran
+	assert_moat_error "no sub-cgroup path"
+	run moat exec "$CID" test -e /tmp/ran
+	assert_failure
+	assert_equal "$(moat ps --format json "$CID")" "[$(host_pid)]"
+}
+
+# n_processes_is N: the container's cgroup holds N processes.
+n_processes_is() {
+	[[ $(moat ps --format json "$CID" | jq length) == "$1" ]]
+}
+
+@test "exec into a paused container is refused, naming --ignore-paused" {
+	start_sleeper
+	wait_for_status running
+	moat pause "$CID"
+	run_moat exec "$CID" true
+	assert_moat_error "^moat: container '$CID' is paused: exec needs a running or created container \(or --ignore-paused, to wait for resume\)\$"
+	assert_equal "$(moat ps --format json "$CID")" "[$(host_pid)]"
+}
+
+@test "exec --ignore-paused joins a paused container, runs once it is resumed, and holds no lock" {
+	start_sleeper
+	wait_for_status running
+	moat pause "$CID"
+	(
+		rc=0
+		moat exec --ignore-paused "$CID" sh -c 'echo ran; exit 4' >"$TEST_DIR/exec.out" || rc=$?
+		echo "status $rc" >>"$TEST_DIR/exec.out"
+	) </dev/null 2>"$TEST_DIR/exec.err" 3>&- &
+	# the process is in the frozen cgroup (ps answers: exec holds no lock meanwhile), and
+	# frozen it has run nothing
+	retry n_processes_is 2
+	assert_equal "$(status_of)" paused
+	[[ ! -s $TEST_DIR/exec.out ]]
+	moat resume "$CID"
+	retry grep -q '^status ' "$TEST_DIR/exec.out"
+	assert_equal "$(cat "$TEST_DIR/exec.out")" "ran
+status 4"
+	assert_equal "$(cat "$TEST_DIR/exec.err")" ''
+}
+
+@test "exec --apparmor on a host without AppArmor fails with one line naming AppArmor" {
+	if [[ $(cat /sys/module/apparmor/parameters/enabled 2>/dev/null) == Y ]]; then
+		skip "AppArmor is enabled on this host"
+	fi
+	start_sleeper
+	run_moat exec --apparmor unconfined "$CID" touch /tmp/ran
+	assert_moat_error '^moat: exec: --apparmor: AppArmor is not enabled on this host$'
+	run moat exec "$CID" test -e /tmp/ran
+	assert_failure
+}
+
+@test "exec --apparmor runs the process under the profile where AppArmor is enabled" {
+	if [[ $(cat /sys/module/apparmor/parameters/enabled 2>/dev/null) != Y ]]; then
+		skip "AppArmor is not enabled on this host"
+	fi
+	start_sleeper
+	run_moat exec --apparmor unconfined "$CID" cat /proc/self/attr/current
+	assert_success
+	assert_output --partial unconfined
+}
+
+@test "exec --process-label on a host without SELinux fails with one line naming SELinux" {
+	if [[ -e /sys/fs/selinux/enforce ]]; then
+		skip "SELinux is enabled on this host"
+	fi
+	start_sleeper
+	run_moat exec --process-label system_u:system_r:container_t:s0 "$CID" touch /tmp/ran
+	assert_moat_error '^moat: exec: --process-label: (SELinux is not enabled on this host|this moat was built without SELinux support)'
+	run moat exec "$CID" test -e /tmp/ran
+	assert_failure
+}
