@@ -30,10 +30,11 @@ static void usage(const char *cmd)
 	       "      --no-new-keyring     keep the caller's session keyring\n");
 	if (run)
 		printf("  -d, --detach             return once the container is running\n"
-		       "      --keep               once the container exits, leave it (stopped) for\n"
-		       "                           `moat state` and `moat delete`, which runs poststop;\n"
-		       "                           with --detach it changes nothing (run -d never\n"
-		       "                           deletes). A run that fails is undone all the same\n");
+		       "      --keep               once the container exits, leave it (stopped)\n"
+		       "                           for `moat state` and `moat delete` (which runs\n"
+		       "                           poststop); with --detach it changes nothing,\n"
+		       "                           as run -d never deletes. A run that fails is\n"
+		       "                           undone all the same\n");
 	printf("With LISTEN_FDS=N (and LISTEN_PID unset or moat's pid) in the environment, fds\n"
 	       "3..3+N-1 are passed on ahead of --preserve-fds, and the container gets\n"
 	       "LISTEN_FDS=N and LISTEN_PID set to its process.\n");

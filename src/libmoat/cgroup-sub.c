@@ -44,8 +44,10 @@ static int normalize(const char *arg, const char *in, char **ret, moat_error *er
 		size_t len = strcspn(in, "/");
 
 		if ((len == 1 && in[0] == '.') || (len == 2 && strncmp(in, "..", 2) == 0))
-			return cg_fail(err, EINVAL, "--cgroup '%s': '%.*s' is not allowed: the path "
-				       "stays inside the container's cgroup", arg, (int)len, in);
+			return cg_fail(err, EINVAL,
+				       "--cgroup '%s': '%.*s' is not allowed: the path stays inside "
+				       "the container's cgroup",
+				       arg, (int)len, in);
 		if (n > 0)
 			out[n++] = '/';
 		memcpy(out + n, in, len);
@@ -164,8 +166,10 @@ static int plan_subs(struct moat_cgroup *cg, const struct moat_cgroup_subs *s,
 			continue;
 		h = holder(cg, (enum cg_ctrl)c);
 		if (h == NULL || h->fd < 0)
-			return cg_fail(err, ENOENT, "--cgroup '%s': the container's cgroup is in no "
-				       "hierarchy with controller %s on this host", one->arg,
+			return cg_fail(err, ENOENT,
+				       "--cgroup '%s': the container's cgroup is in no hierarchy "
+				       "with controller %s on this host",
+				       one->arg,
 				       cg_ctrl_name((enum cg_ctrl)c, false));
 		i = (size_t)(h - cg->h);
 		if (plan[i] != NULL && plan[i] != &s->all && strcmp(plan[i]->path, one->path) != 0)
@@ -185,8 +189,10 @@ static int write_failed(const struct cg_hier *h, const struct sub *sub, moat_err
 	if (err == NULL || err->code != ENOSPC || h->v2 || !(h->ctrls & CG_BIT(CG_CPUSET)))
 		return moat_error_prefix(err, "--cgroup '%s'", sub->arg);
 	cause = xstrdup(err->msg);
-	return moat_error_msg(err, ENOSPC, "--cgroup '%s': %s (a v1 cpuset cgroup takes a process "
-			      "only once its cpuset.cpus and cpuset.mems are set)", sub->arg, cause);
+	return moat_error_msg(err, ENOSPC,
+			      "--cgroup '%s': %s (a v1 cpuset cgroup takes a process only once "
+			      "its cpuset.cpus and cpuset.mems are set)",
+			      sub->arg, cause);
 }
 
 int moat_cgroup_add_pid_within(struct moat_cgroup *cg, pid_t pid,
@@ -213,7 +219,8 @@ int moat_cgroup_add_pid_within(struct moat_cgroup *cg, pid_t pid,
 			continue;
 		if (plan[i] == NULL) {
 			if (cg_write_at(h->fd, h->dir, "cgroup.procs", text, err) < 0)
-				return moat_error_prefix(err, "add process %d to the cgroup", (int)pid);
+				return moat_error_prefix(err, "add process %d to the cgroup",
+							 (int)pid);
 			continue;
 		}
 		dir = xasprintf("%s/%s", h->dir, plan[i]->path);

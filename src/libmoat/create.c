@@ -183,8 +183,8 @@ static int check_uts_sysctl(const struct oci_config *cfg, moat_error *err)
 		if (pairs[i].value != NULL && *pairs[i].value != '\0' &&
 		    oci_string_map_get(sysctl, pairs[i].sysctl) != NULL)
 			return moat_error_msg(err, EINVAL,
-					      "linux.sysctl: '%s' conflicts with %s '%s': set one of "
-					      "them",
+					      "linux.sysctl: '%s' conflicts with %s '%s': set one "
+					      "of them",
 					      pairs[i].sysctl, pairs[i].field, pairs[i].value);
 	}
 	return 0;

@@ -92,8 +92,8 @@ static int open_target(const struct moat_exec_opts *o, struct target *t, moat_er
 				      o->id, moat_status_name(status));
 	if (o->n_cgroups > 0 && t->st->cgroup_path == NULL)
 		return moat_error_msg(err, EINVAL,
-				      "--cgroup: container '%s' has no cgroup (rootless without "
-				      "linux.resources, or --cgroup-manager disabled)",
+				      "exec: --cgroup: container '%s' has no cgroup (rootless "
+				      "without linux.resources, or --cgroup-manager disabled)",
 				      o->id);
 	t->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)t->st->pid, 0);
 	if (t->pidfd < 0 || !moat_state_pid_alive(t->st))
@@ -211,7 +211,6 @@ static int pass_seccomp_listener(const struct target *t, int fd, pid_t pid, moat
 	_cleanup_close_ int notify = -1;
 
 	oci_string_map_free(shown);
-
 	if (moat_sync_expect_fd(fd, MOAT_SYNC_SECCOMP_FD, &notify, err) < 0)
 		return moat_error_ret(err);
 	if (moat_seccomp_send_to_listener(s->listener_path, s->listener_metadata, notify, pid, json,
@@ -345,9 +344,9 @@ static int exec_in_vm(const struct moat_exec_opts *o, struct target *t, int *ret
 
 		target_close(t);
 		if (o->n_cgroups > 0)
-			return moat_error_msg(err, EINVAL, "--cgroup: container '%s' is a microVM: "
-					      "its processes run in the guest, not in host cgroups",
-					      o->id);
+			return moat_error_msg(err, EINVAL, "exec: --cgroup: container '%s' is a "
+					      "microVM: its processes run in the guest, not in host "
+					      "cgroups", o->id);
 		return moat_error_msg(err, EINVAL, "container '%s' is %s: a microVM's guest runs "
 				      "a new process only while the container is running", o->id,
 				      moat_status_name(status));

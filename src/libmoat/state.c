@@ -54,8 +54,8 @@ int moat_validate_id(const char *id, moat_error *err)
 		return moat_error_msg(err, EINVAL, "container ID: must not be empty");
 	if (len > MOAT_ID_MAX)
 		return moat_error_msg(err, EINVAL,
-				      "container ID: %zu bytes, longer than the limit of %d (it names "
-				      "a directory)",
+				      "container ID: %zu bytes, longer than the limit of %d (it "
+				      "names a directory)",
 				      len, MOAT_ID_MAX);
 	if (strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
 		return moat_error_msg(err, EINVAL, "container ID '%s': not allowed", id);
@@ -79,8 +79,8 @@ int moat_validate_new_id(const char *id, moat_error *err)
 		return moat_error_ret(err);
 	if (id[0] == '.')
 		return moat_error_msg(err, EINVAL,
-				      "container ID '%s': must not start with '.' (the state root keeps "
-				      "moat's own files under such names)",
+				      "container ID '%s': must not start with '.' (the state root "
+				      "keeps moat's own files under such names)",
 				      id);
 	return 0;
 }
