@@ -529,7 +529,7 @@ static int make_cwd(int rootfd, const struct oci_process *p, moat_error *err)
 	if (r != -ENOENT)
 		return 0;
 	if (moat_safe_mkdir_p(rootfd, p->cwd, 0755, &fd, err) < 0)
-		return moat_error_prefix(err, "process.cwd");
+		return moat_error_prefix(err, "process.cwd '%s'", p->cwd);
 	if (p->user != NULL && fchownat(fd, "", p->user->uid, p->user->gid, AT_EMPTY_PATH) < 0)
 		return moat_error_set(err, errno, "process.cwd '%s': give it to uid %u", p->cwd,
 				      p->user->uid);

@@ -1,10 +1,15 @@
 /* moat: the hardened default config that `moat spec` writes.
  *
- * Unlike runc's and crun's defaults: a user namespace (container root is an
- * unprivileged host uid), empty capability sets, no_new_privs, a read-only
- * root with a writable tmpfs /tmp, a network namespace holding only
- * loopback, a pids limit, and no bind mount from the host. Every tmpfs
- * has an inode bound beside its size (mount.h, MOAT_TMPFS_BYTES_PER_INODE). */
+ * Unlike runc's and crun's defaults: empty capability sets, no_new_privs, a read-only
+ * root with a writable tmpfs /tmp, a network namespace holding only loopback, a pids limit,
+ * and no bind mount from the host. Every tmpfs has an inode bound beside its size (mount.h,
+ * MOAT_TMPFS_BYTES_PER_INODE).
+ *
+ * It names no user namespace, as engines' configs do not: the hardened policy's auto-userns
+ * rule gives each container one of its own, with a range of host ids lent from the pool to
+ * that container alone and the rootfs idmapped (policy.h, userns-pool.h). A fixed mapping
+ * here would give every container made from this config the same host ids. --rootless
+ * writes a user namespace mapping root to the caller's ids, which are all it has. */
 #include "spec.h"
 
 #include <string.h>
@@ -56,12 +61,9 @@ static const char default_config[] =
 	"   \"options\": [\"nosuid\", \"nodev\", \"mode=1777\", " SPEC_TMPFS_LIMITS "]}"
 	"],"
 	"\"linux\": {"
-	"  \"uidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}],"
-	"  \"gidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}],"
 	"  \"resources\": {\"pids\": {\"limit\": 1024}},"
 	"  \"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"network\"}, {\"type\": \"ipc\"},"
-	"                   {\"type\": \"uts\"}, {\"type\": \"mount\"}, {\"type\": \"cgroup\"},"
-	"                   {\"type\": \"user\"}],"
+	"                   {\"type\": \"uts\"}, {\"type\": \"mount\"}, {\"type\": \"cgroup\"}],"
 	"  \"maskedPaths\": [\"/proc/acpi\", \"/proc/asound\", \"/proc/kcore\", \"/proc/keys\","
 	"                    \"/proc/latency_stats\", \"/proc/timer_list\", \"/proc/timer_stats\","
 	"                    \"/proc/sched_debug\", \"/proc/scsi\", \"/sys/firmware\","
@@ -85,15 +87,29 @@ static void drop_devpts_gid(struct oci_mount *m)
 	m->options_len = j;
 }
 
+static struct oci_id_mapping **root_to(uint32_t host)
+{
+	struct oci_id_mapping **v = xcalloc(2, sizeof(*v));
+
+	v[0] = xcalloc(1, sizeof(**v));
+	*v[0] = (struct oci_id_mapping){ .container_id = 0, .host_id = host, .size = 1 };
+	return v;
+}
+
+/* A user namespace mapping container root to the caller's uid and gid. */
 static void make_rootless(struct oci_config *cfg, uid_t uid, gid_t gid)
 {
 	struct oci_linux *lx = cfg->linux;
 	size_t i;
 
-	lx->uid_mappings[0]->host_id = uid;
-	lx->uid_mappings[0]->size = 1;
-	lx->gid_mappings[0]->host_id = gid;
-	lx->gid_mappings[0]->size = 1;
+	lx->namespaces = xrealloc(lx->namespaces, (lx->namespaces_len + 2) * sizeof(*lx->namespaces));
+	lx->namespaces[lx->namespaces_len] = xcalloc(1, sizeof(**lx->namespaces));
+	lx->namespaces[lx->namespaces_len++]->type = xstrdup("user");
+	lx->namespaces[lx->namespaces_len] = NULL;
+	lx->uid_mappings = root_to(uid);
+	lx->uid_mappings_len = 1;
+	lx->gid_mappings = root_to(gid);
+	lx->gid_mappings_len = 1;
 	ocijson_free(&oci_resources_type, lx->resources);
 	lx->resources = NULL;
 	for (i = 0; i < cfg->mounts_len; i++) {

@@ -57,8 +57,9 @@
  * it, see seccomp-bpf.c); moat loads it with seccomp(2), with the profile's flags. The kernel
  * accepts a filter from a process that has no_new_privs set or CAP_SYS_ADMIN in its user
  * namespace; moat never sets no_new_privs for it (process.noNewPrivileges decides that):
- * without it, load before the capabilities are dropped. The load error says which of the
- * two the process lacks.
+ * without it, the process keeps CAP_SYS_ADMIN for the load alone (init.h,
+ * moat_init_confine_last), which comes right before execve. The load error says which of
+ * the two the process lacks.
  */
 #ifndef MOAT_SYSCALL_FILTER_H
 #define MOAT_SYSCALL_FILTER_H

@@ -290,7 +290,10 @@ teardown() {
 
 # make_bundle [DIR]: a fresh bundle (default $TEST_DIR/bundle) with a copy of
 # the cached rootfs and moat's default config.json, made non-interactive
-# (process.terminal=false). Sets BUNDLE and CONFIG to it.
+# (process.terminal=false) and given a user namespace of its own mapping
+# container ids 0-65535 to host ids 100000-165535: the shape most tests are
+# about (moat spec itself names none, leaving it to the policy's auto-userns, as
+# engines' configs do; spec.bats tests that). Sets BUNDLE and CONFIG to it.
 make_bundle() {
 	local dir=${1:-$TEST_DIR/bundle}
 	mkdir -p "$dir"
@@ -300,7 +303,9 @@ make_bundle() {
 	"$MOAT_BINARY" spec --bundle "$dir" || return 1
 	BUNDLE=$dir
 	CONFIG=$dir/config.json
-	cfg_set '.process.terminal = false'
+	cfg_set '.process.terminal = false | .linux.namespaces += [{type: "user"}]
+		| .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+		| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]'
 }
 
 # cfg_set FILTER [JQ OPTIONS...]: edit $CONFIG in place with jq, e.g.

@@ -5,7 +5,7 @@
 
 load helpers
 
-# The default config maps container ids 0..65535 to host 100000..165535.
+# make_bundle's config maps container ids 0..65535 to host 100000..165535.
 
 # host_data: a directory owned by host root with a root-owned file, the kind
 # of source an idmapped mount exists for. Sets DATA.

@@ -58,21 +58,30 @@ spec_here() {
 	jq -e '.process.env | any(startswith("PATH="))' "$CONFIG" >/dev/null
 }
 
-@test "default spec: a user namespace mapping container root to an unprivileged host range" {
+# Issue 14: every container made from moat spec's config mapped its root to host uid 100000.
+@test "default spec: no user namespace of its own; under the default policy each container gets its own host ids" {
+	local a b
 	spec_here
-	jq -e '.linux.namespaces | any(.type == "user")' "$CONFIG" >/dev/null
-	for map in uidMappings gidMappings; do
-		jq -e --arg m "$map" '.linux[$m] | type == "array" and length > 0' "$CONFIG" >/dev/null
-		jq -e --arg m "$map" '.linux[$m] | any(.containerID == 0 and .hostID > 0 and .size >= 1)' \
-			"$CONFIG" >/dev/null || fail "$map does not map container 0 to a non-zero host id"
-		# no host id 0 anywhere in the mapped ranges
-		jq -e --arg m "$map" '.linux[$m] | all(.hostID > 0)' "$CONFIG" >/dev/null
-	done
+	jq -e '(.linux.namespaces | any(.type == "user") | not) and .linux.uidMappings == null
+		and .linux.gidMappings == null' "$CONFIG" >/dev/null ||
+		fail "the spec names a user namespace or mappings"
+	# two containers from the same config: two ranges, neither host root
+	cp -a "$ROOTFS_CACHE" "$TEST_DIR/spec/rootfs"
+	rm -f "$TEST_DIR/spec/rootfs/.complete"
+	chmod 755 "$TEST_DIR/spec"
+	jq '.process.args = ["sleep", "300"] | .process.terminal = false' "$CONFIG" >"$CONFIG.new"
+	mv "$CONFIG.new" "$CONFIG"
+	moat run --detach --bundle "$TEST_DIR/spec" "$CID-a" </dev/null >/dev/null
+	moat run --detach --bundle "$TEST_DIR/spec" "$CID-b" </dev/null >/dev/null
+	a=$(awk '{print $2}' "/proc/$(state_of "$CID-a" | jq .pid)/uid_map")
+	b=$(awk '{print $2}' "/proc/$(state_of "$CID-b" | jq .pid)/uid_map")
+	((a != 0 && b != 0)) || fail "a container runs as host root"
+	[[ $a != "$b" ]] || fail "both containers have host ids from $a"
 }
 
-@test "default spec: pid, network, ipc, uts and mount namespaces" {
+@test "default spec: pid, network, ipc, uts, mount and cgroup namespaces" {
 	spec_here
-	for ns in pid network ipc uts mount user; do
+	for ns in pid network ipc uts mount cgroup; do
 		jq -e --arg ns "$ns" '.linux.namespaces | any(.type == $ns and ((.path // "") == ""))' \
 			"$CONFIG" >/dev/null || fail "no new $ns namespace"
 	done

@@ -439,7 +439,7 @@ static void test_refusals(void **state)
 		       "policy deny-devices: linux.resources.devices[0] allows every device" P_TAIL);
 	assert_refused(p,
 		       "{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"rootfs\"}, \"linux\": "
-		       "{\"namespaces\": [{\"type\": \"user\"}]}}",
+		       "{\"namespaces\": [{\"type\": \"user\"}, {\"type\": \"mount\"}]}}",
 		       "policy network: linux.namespaces has no network namespace (the container "
 		       "would share the host's network)" P_TAIL);
 	/* a device node bind and ordinary binds pass deny-host-mounts; mknod-only rules pass */
@@ -459,7 +459,7 @@ static void test_auto_userns(void **state)
 	struct moat_policy *p = load("{\"autoUserns\": {\"hostStart\": 300000, \"idsPerContainer\": 1000}}");
 	struct oci_config *cfg = config("{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": "
 					"\"rootfs\"}, \"linux\": {\"namespaces\": [{\"type\": "
-					"\"network\"}]}}");
+					"\"network\"}, {\"type\": \"mount\"}]}}");
 	struct oci_string_map *changes = NULL;
 	const struct oci_linux *lx;
 	char *msg;
@@ -477,9 +477,9 @@ static void test_auto_userns(void **state)
 	assert_null(msg);
 	assert_non_null(oci_string_map_get(changes, "auto-userns"));
 	lx = cfg->linux;
-	assert_int_equal(lx->namespaces_len, 2);
-	assert_string_equal(lx->namespaces[1]->type, "user");
-	assert_null(lx->namespaces[1]->path);
+	assert_int_equal(lx->namespaces_len, 3);
+	assert_string_equal(lx->namespaces[2]->type, "user");
+	assert_null(lx->namespaces[2]->path);
 	assert_int_equal(lx->uid_mappings_len, 1);
 	assert_int_equal(lx->gid_mappings_len, 1);
 	assert_int_equal(lx->uid_mappings[0]->container_id, 0);
@@ -488,7 +488,8 @@ static void test_auto_userns(void **state)
 	assert_refused(p,
 		       "{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"rootfs\"}, \"process\": "
 		       "{\"cwd\": \"/\", \"user\": {\"uid\": 5, \"gid\": 5, \"additionalGids\": [7, "
-		       "1000]}}, \"linux\": {\"namespaces\": [{\"type\": \"network\"}]}}",
+		       "1000]}}, \"linux\": {\"namespaces\": [{\"type\": \"network\"}, "
+		       "{\"type\": \"mount\"}]}}",
 		       "policy auto-userns: process.user.additionalGids[1] 1000 is outside the 1000 "
 		       "ids the automatic user namespace maps (autoUserns.idsPerContainer)" P_TAIL);
 out:
