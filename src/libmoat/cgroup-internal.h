@@ -97,6 +97,30 @@ struct cg_default_device {
 extern const struct cg_default_device cg_default_devices[];
 extern const size_t cg_default_devices_n;
 
+/* A device the container may use whatever its device rules say, allowed after them: first
+ * each device linux.devices lists (rwm, less any access that the last rule naming that very
+ * device, by its type and its own major and minor, denies), then the spec's default devices.
+ * A config's deny of every device, or of a whole major, does not take a listed device away;
+ * a deny of that device itself does, as the config asked. */
+struct cg_allow {
+	char type;      /* 'b' or 'c' */
+	int64_t major;
+	int64_t minor;  /* CG_DEV_ANY: every minor */
+	char access[4]; /* some of "rwm", in that order */
+	char *field;    /* "linux.devices[2] (/dev/foo)", "default device /dev/null" */
+};
+
+struct cg_allows {
+	struct cg_allow *a;
+	size_t n;
+};
+
+/* The devices listed in linux.devices (a fifo, type p, needs no rule). */
+struct cg_listed {
+	struct oci_device *const *dev;
+	size_t n;
+};
+
 /* cgroup.c */
 const char *cg_ctrl_name(enum cg_ctrl c, bool v2);
 int cg_ctrl_from_v2_name(const char *name, size_t len);
@@ -123,15 +147,20 @@ int cg_plan_side(struct moat_cgroup *cg, enum cg_ctrl c, const char *field, bool
 		 moat_error *err);
 /* Plan res (may be NULL) for this host, enable the v2 controllers it needs, and write it.
  * creating: a new cgroup, whose device rules (v1, or the v2 filter on a pure v2 host) are
- * programmed even without res->devices. */
-int cg_resources_apply(struct moat_cgroup *cg, const struct oci_resources *res, bool creating,
-		       moat_error *err);
+ * programmed even without res->devices. listed (may be NULL): linux.devices, whose devices
+ * the rules then allow (struct cg_allow). */
+int cg_resources_apply(struct moat_cgroup *cg, const struct oci_resources *res,
+		       const struct cg_listed *listed, bool creating, moat_error *err);
+/* What the device rules of res allow after them (struct cg_allow); listed may be NULL. */
+int cg_allows_build(const struct oci_resources *res, const struct cg_listed *listed,
+		    struct cg_allows *ret, moat_error *err);
+void cg_allows_clear(struct cg_allows *a);
 
 /* cgroup-v1.c */
 int cg_v1_init_level(const struct cg_hier *h, int parentfd, const char *parent_dir, int fd,
 		     const char *dir, moat_error *err);
-int cg_v1_plan_devices(const struct oci_resources *res, bool creating, struct cg_plan *p,
-		       moat_error *err);
+int cg_v1_plan_devices(const struct oci_resources *res, const struct cg_allows *allows,
+		       bool creating, struct cg_plan *p, moat_error *err);
 int cg_v1_order_memory(struct moat_cgroup *cg, struct cg_plan *p, moat_error *err);
 int cg_v1_freeze(struct cg_hier *h, bool frozen, moat_error *err);
 int cg_v1_is_frozen(struct cg_hier *h, bool *ret, moat_error *err);

@@ -1,11 +1,12 @@
 /* moat: linux.resources onto the container's cgroup. Answers "which writes does this
  * linux.resources make on this host, and are they all possible here?": the table of OCI fields
  * and their v1 and v2 files, the value conversions, the per-device lists (blockIO, hugepages,
- * network priorities, rdma, device rules and the spec's default devices), the "not supported
- * on this host" checks, and running the resulting plan. Device rules go to the v1 devices
- * controller or, where there is none, into the eBPF filter that cgroup-v2-devices.c compiles
- * and installs on the unified hierarchy. Finding and walking the hierarchies is cgroup.c's;
- * what differs between v1 and v2 lives in cgroup-v1.c and cgroup-v2.c. */
+ * network priorities, rdma, device rules, the devices linux.devices lists and the spec's
+ * default devices), the "not supported on this host" checks, and running the resulting plan.
+ * Device rules go to the v1 devices controller or, where there is none, into the eBPF filter
+ * that cgroup-v2-devices.c compiles and installs on the unified hierarchy. Finding and walking
+ * the hierarchies is cgroup.c's; what differs between v1 and v2 lives in cgroup-v1.c and
+ * cgroup-v2.c. */
 #include "cgroup-internal.h"
 
 #include <inttypes.h>
@@ -535,32 +536,138 @@ const struct cg_default_device cg_default_devices[] = {
 };
 const size_t cg_default_devices_n = MOAT_ARRAY_SIZE(cg_default_devices);
 
+static void allow_add(struct cg_allows *a, char type, int64_t major, int64_t minor,
+		      const char *access, char *field)
+{
+	struct cg_allow *x;
+
+	a->a = xrealloc(a->a, (a->n + 1) * sizeof(*a->a));
+	x = &a->a[a->n++];
+	x->type = type;
+	x->major = major;
+	x->minor = minor;
+	snprintf(x->access, sizeof(x->access), "%s", access);
+	x->field = field;
+}
+
+void cg_allows_clear(struct cg_allows *a)
+{
+	while (a->n > 0)
+		free(a->a[--a->n].field);
+	free(a->a);
+	a->a = NULL;
+}
+
+/* A rule that names this very device: its type (or "a"), and its own major and minor. */
+static bool names_device(const struct oci_device_cgroup *d, char type, int64_t major,
+			 int64_t minor)
+{
+	const char *t = d->type ? d->type : "a";
+
+	return (strcmp(t, "a") == 0 || (t[0] == type && t[1] == '\0')) && d->major_present &&
+	       d->major == major && d->minor_present && d->minor == minor;
+}
+
+/* rwm, less each access that the last rule naming the device itself and that access denies. */
+static void listed_access(const struct oci_resources *res, char type, int64_t major,
+			  int64_t minor, char ret[4])
+{
+	size_t nrules = res != NULL && res->devices != NULL ? res->devices_len : 0, n = 0, i;
+	const char *a;
+
+	for (a = "rwm"; *a != '\0'; a++) {
+		bool allowed = true;
+
+		for (i = nrules; i-- > 0;) {
+			const struct oci_device_cgroup *d = res->devices[i];
+
+			if (names_device(d, type, major, minor) &&
+			    strchr(d->access ? d->access : "rwm", *a) != NULL) {
+				allowed = d->allow;
+				break;
+			}
+		}
+		if (allowed)
+			ret[n++] = *a;
+	}
+	ret[n] = '\0';
+}
+
+static int allow_listed(const struct oci_resources *res, const struct oci_device *d, size_t i,
+			struct cg_allows *a, moat_error *err)
+{
+	char type = d->type != NULL && d->type[0] == 'u' ? 'c' : d->type ? d->type[0] : '\0';
+	char access[4];
+
+	if (type != 'b' && type != 'c') /* a fifo: no device number for the cgroup to judge */
+		return 0;
+	if (!d->major_present || !d->minor_present || d->major < 0 || d->major > UINT32_MAX ||
+	    d->minor < 0 || d->minor > UINT32_MAX)
+		return cg_fail(err, EINVAL, "linux.devices[%zu] (%s): a %s device needs a major and "
+					    "a minor of 0..%" PRIu32, i, d->path, d->type,
+			       UINT32_MAX);
+	listed_access(res, type, d->major, d->minor, access);
+	if (access[0] != '\0')
+		allow_add(a, type, d->major, d->minor, access,
+			  xasprintf("linux.devices[%zu] (%s)", i, d->path));
+	return 0;
+}
+
+int cg_allows_build(const struct oci_resources *res, const struct cg_listed *listed,
+		    struct cg_allows *ret, moat_error *err)
+{
+	struct cg_allows a = { NULL, 0 };
+	size_t i;
+
+	for (i = 0; listed != NULL && i < listed->n; i++)
+		if (allow_listed(res, listed->dev[i], i, &a, err) < 0) {
+			cg_allows_clear(&a);
+			return moat_error_ret(err);
+		}
+	for (i = 0; i < cg_default_devices_n; i++) {
+		const struct cg_default_device *dd = &cg_default_devices[i];
+
+		allow_add(&a, dd->type, dd->major, dd->minor, dd->access,
+			  xasprintf("default device %s", dd->what));
+	}
+	*ret = a;
+	return 0;
+}
+
 /* The v1 devices controller where there is one. Otherwise the unified hierarchy's eBPF filter
  * (cgroup-v2-devices.c): on a pure v2 host every new cgroup gets one, as every v1 cgroup gets
  * its rules; on a hybrid host without the v1 controller only a config that lists device rules
  * does (one that lists none stays unconfined there, as it was before the filter existed). */
-static int plan_devices(struct moat_cgroup *cg, const struct oci_resources *res, bool creating,
-			struct cg_plan *p, moat_error *err)
+static int plan_devices(struct moat_cgroup *cg, const struct oci_resources *res,
+			const struct cg_listed *listed, bool creating, struct cg_plan *p,
+			moat_error *err)
 {
-	bool listed = res != NULL && res->devices != NULL;
+	_cleanup_(cg_allows_clear) struct cg_allows allows = { NULL, 0 };
+	bool rules = res != NULL && res->devices != NULL;
+	bool v1 = cg->layout != MOAT_CGROUP_V2 && cg_hier_for(cg, CG_DEVICES, false) != NULL;
+	bool v2 = !v1 && cg_unified(cg) != NULL &&
+		  (rules || (creating && cg->layout == MOAT_CGROUP_V2));
 
-	if (cg->layout != MOAT_CGROUP_V2 && cg_hier_for(cg, CG_DEVICES, false) != NULL)
-		return cg_v1_plan_devices(res, creating, p, err);
-	if (cg_unified(cg) != NULL && (listed || (creating && cg->layout == MOAT_CGROUP_V2)))
-		return cg_v2_devices_compile(listed ? res->devices : NULL,
-					     listed ? res->devices_len : 0, &p->devices, err);
-	if (!listed)
+	if (!v1 && !v2 && rules)
+		return cg_fail(err, EOPNOTSUPP, "linux.resources.devices: not supported on this "
+						"host (no devices controller)");
+	if ((!v1 && !v2) || (!creating && !rules))
 		return 0;
-	return cg_fail(err, EOPNOTSUPP, "linux.resources.devices: not supported on this host "
-					"(no devices controller)");
+	if (cg_allows_build(res, listed, &allows, err) < 0)
+		return moat_error_ret(err);
+	if (v1)
+		return cg_v1_plan_devices(res, &allows, creating, p, err);
+	return cg_v2_devices_compile(rules ? res->devices : NULL, rules ? res->devices_len : 0,
+				     &allows, &p->devices, err);
 }
 
-static int plan_build(struct moat_cgroup *cg, const struct oci_resources *res, bool creating,
-		      struct cg_plan *p, moat_error *err)
+static int plan_build(struct moat_cgroup *cg, const struct oci_resources *res,
+		      const struct cg_listed *listed, bool creating, struct cg_plan *p,
+		      moat_error *err)
 {
 	size_t i;
 
-	if (plan_devices(cg, res, creating, p, err) < 0)
+	if (plan_devices(cg, res, listed, creating, p, err) < 0)
 		return moat_error_ret(err);
 	if (res == NULL)
 		return 0;
@@ -754,12 +861,12 @@ static int check_memory_usage(struct moat_cgroup *cg, const struct oci_resources
 	return 0;
 }
 
-int cg_resources_apply(struct moat_cgroup *cg, const struct oci_resources *res, bool creating,
-		       moat_error *err)
+int cg_resources_apply(struct moat_cgroup *cg, const struct oci_resources *res,
+		       const struct cg_listed *listed, bool creating, moat_error *err)
 {
 	_cleanup_(cg_plan_clear) struct cg_plan p = { NULL, 0, NULL };
 
-	if (plan_build(cg, res, creating, &p, err) < 0 ||
+	if (plan_build(cg, res, listed, creating, &p, err) < 0 ||
 	    cg_v2_enable(cg, plan_v2_ctrls(&p), err) < 0 || plan_pick_files(cg, &p, err) < 0 ||
 	    check_memory_usage(cg, res, err) < 0 || cg_v1_order_memory(cg, &p, err) < 0 ||
 	    run_devices(cg, &p, err) < 0 || plan_run(cg, &p, err) < 0)

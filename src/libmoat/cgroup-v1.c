@@ -115,10 +115,11 @@ static int device_rule(const struct oci_device_cgroup *d, const char *field, cha
 	return 0;
 }
 
-/* Deny everything, then the config's rules in order, then the spec's default devices
- * (cg_default_devices). On update without a devices list the rules stay as they are. */
-int cg_v1_plan_devices(const struct oci_resources *res, bool creating, struct cg_plan *p,
-		       moat_error *err)
+/* Deny everything, then the config's rules in order, then what they allow after them
+ * (allows: the listed devices and the spec's defaults). On update without a devices list the
+ * rules stay as they are. */
+int cg_v1_plan_devices(const struct oci_resources *res, const struct cg_allows *allows,
+		       bool creating, struct cg_plan *p, moat_error *err)
 {
 	size_t n = res != NULL && res->devices != NULL ? res->devices_len : 0, i;
 
@@ -136,15 +137,14 @@ int cg_v1_plan_devices(const struct oci_resources *res, bool creating, struct cg
 		cg_plan_add(p, field, CG_DEVICES, false,
 			    xstrdup(d->allow ? "devices.allow" : "devices.deny"), rule);
 	}
-	for (i = 0; i < cg_default_devices_n; i++) {
-		const struct cg_default_device *dd = &cg_default_devices[i];
-		_cleanup_free_ char *field = xasprintf("default device %s", dd->what);
+	for (i = 0; i < allows->n; i++) {
+		const struct cg_allow *a = &allows->a[i];
 		char major[24], minor[24];
 
-		dev_number(major, sizeof(major), true, dd->major);
-		dev_number(minor, sizeof(minor), true, dd->minor);
-		cg_plan_add(p, field, CG_DEVICES, false, xstrdup("devices.allow"),
-			    xasprintf("%c %s:%s %s", dd->type, major, minor, dd->access));
+		dev_number(major, sizeof(major), true, a->major);
+		dev_number(minor, sizeof(minor), true, a->minor);
+		cg_plan_add(p, a->field, CG_DEVICES, false, xstrdup("devices.allow"),
+			    xasprintf("%c %s:%s %s", a->type, major, minor, a->access));
 	}
 	return 0;
 }

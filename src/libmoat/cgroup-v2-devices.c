@@ -113,19 +113,18 @@ static int rule_from_oci(const struct oci_device_cgroup *d, const char *field,
 	return 0;
 }
 
-/* A default device goes through the same checks as the config's rules. */
-static int rule_from_default(const struct cg_default_device *dd, struct dev_rule *r,
-			     moat_error *err)
+/* What the rules allow after them (a listed or a default device) goes through the same checks
+ * as the config's rules. */
+static int rule_from_allow(const struct cg_allow *a, struct dev_rule *r, moat_error *err)
 {
-	char type[2] = { dd->type, '\0' };
+	char type[2] = { a->type, '\0' };
 	struct oci_device_cgroup d = {
-		.allow = true, .type = type, .access = (char *)dd->access,
-		.major = dd->major, .major_present = true,
-		.minor = dd->minor, .minor_present = true,
+		.allow = true, .type = type, .access = (char *)a->access,
+		.major = a->major, .major_present = true,
+		.minor = a->minor, .minor_present = true,
 	};
-	_cleanup_free_ char *field = xasprintf("default device %s", dd->what);
 
-	return rule_from_oci(&d, field, r, err);
+	return rule_from_oci(&d, a->field, r, err);
 }
 
 /* ---- the program ------------------------------------------------------------------------- */
@@ -209,16 +208,16 @@ void cg_dev_prog_free(struct cg_dev_prog *p)
 }
 
 int cg_v2_devices_compile(struct oci_device_cgroup *const *rules, size_t n,
-			  struct cg_dev_prog **ret, moat_error *err)
+			  const struct cg_allows *allows, struct cg_dev_prog **ret, moat_error *err)
 {
 	struct cg_dev_prog *p = xcalloc(1, sizeof(*p));
 	struct dev_rule r;
 	size_t i;
 
 	emit_prologue(p);
-	/* last rule first: the spec's defaults, then the config's from its end */
-	for (i = cg_default_devices_n; i-- > 0;) {
-		if (rule_from_default(&cg_default_devices[i], &r, err) < 0)
+	/* last rule first: the allows from their end, then the config's rules from theirs */
+	for (i = allows->n; i-- > 0;) {
+		if (rule_from_allow(&allows->a[i], &r, err) < 0)
 			goto fail;
 		emit_rule(p, &r);
 	}

@@ -6,8 +6,10 @@
  *
  * What the program decides, for a request of a type (b or c), a major, a minor and a set of
  * accesses (any of r, w, m; opening O_RDWR asks r and w at once):
- *   - The rules are: deny everything, then the config's rules in order, then the spec's
- *     default devices (cg_default_devices: allow rwm).
+ *   - The rules are: deny everything, then the config's rules in order, then the allows
+ *     after them (struct cg_allow): each device linux.devices lists, rwm less what a rule
+ *     naming that very device denies, then the spec's default devices (cg_default_devices:
+ *     allow rwm).
  *   - Each access is decided on its own by the last rule that matches the device (its type,
  *     "a" or absent matching both; its major and minor, absent or -1 matching any) and names
  *     that access. The request is allowed when every access it asks is allowed.
@@ -52,11 +54,15 @@ struct cg_dev_prog {
 	size_t n;
 };
 
-/* Compile rules (n of them; rules may be NULL when n is 0) into *ret. Errors name the field
- * (linux.resources.devices[i]...). The program fits in BPF_MAXINSNS instructions, the limit
- * every kernel takes, or the config is refused. */
+struct cg_allows; /* cgroup-internal.h */
+
+/* Compile rules (n of them; rules may be NULL when n is 0), then allows (cg_allows_build),
+ * into *ret. Errors name the field (linux.resources.devices[i]..., linux.devices[i]). The
+ * program fits in BPF_MAXINSNS instructions, the limit every kernel takes, or the config is
+ * refused. */
 int cg_v2_devices_compile(struct oci_device_cgroup *const *rules, size_t n,
-			  struct cg_dev_prog **ret, moat_error *err);
+			  const struct cg_allows *allows, struct cg_dev_prog **ret,
+			  moat_error *err);
 void cg_dev_prog_free(struct cg_dev_prog *p);
 
 /* Load instructions as a device program named CG_DEV_PROG_NAME: its fd, or a negative errno

@@ -782,8 +782,10 @@ static int check_unoccupied(struct moat_cgroup *cg, moat_error *err)
 }
 
 int moat_cgroup_create(const char *path, const struct oci_resources *res,
-		       struct moat_cgroup **ret, moat_error *err)
+		       struct oci_device *const *devices, size_t n, struct moat_cgroup **ret,
+		       moat_error *err)
 {
+	const struct cg_listed listed = { devices, n };
 	struct moat_cgroup *cg = NULL;
 	size_t i;
 
@@ -792,7 +794,7 @@ int moat_cgroup_create(const char *path, const struct oci_resources *res,
 	for (i = 0; i < cg->n; i++)
 		if (hier_walk(cg, &cg->h[i], true, err) < 0)
 			goto fail;
-	if (check_unoccupied(cg, err) < 0 || cg_resources_apply(cg, res, true, err) < 0)
+	if (check_unoccupied(cg, err) < 0 || cg_resources_apply(cg, res, &listed, true, err) < 0)
 		goto fail;
 	for (i = 0; i < cg->n; i++)
 		cg->h[i].made = 0;
@@ -851,11 +853,14 @@ int moat_cgroup_add_pid(struct moat_cgroup *cg, pid_t pid, moat_error *err)
 	return 0;
 }
 
-int moat_cgroup_update(struct moat_cgroup *cg, const struct oci_resources *res, moat_error *err)
+int moat_cgroup_update(struct moat_cgroup *cg, const struct oci_resources *res,
+		       struct oci_device *const *devices, size_t n, moat_error *err)
 {
+	const struct cg_listed listed = { devices, n };
+
 	if (!moat_cgroup_exists(cg))
 		return no_cgroup(cg, err);
-	return cg_resources_apply(cg, res, false, err);
+	return cg_resources_apply(cg, res, &listed, false, err);
 }
 
 const char *moat_cgroup_path(const struct moat_cgroup *cg)

@@ -52,11 +52,14 @@ int moat_cgroup_resolve_path(const char *cgroups_path, const char *id, bool syst
  * existing empty cgroup is reused; one that already holds processes is refused (EBUSY), since
  * destroy would kill them. On failure everything this call created is removed again.
  * On a v1 devices hierarchy, and on a pure v2 host, the cgroup denies every device, then
- * follows res->devices in order (res->devices NULL: none), then allows the runtime spec's
+ * follows res->devices in order (res->devices NULL: none), then allows each device of
+ * devices (linux.devices, n of them; may be NULL) rwm, less the accesses the last rule naming
+ * that very device (its own type, major and minor) denies, then allows the runtime spec's
  * default devices (null, zero, full, random, urandom, tty, console, ptmx, pts). On a hybrid
  * host without a v1 devices hierarchy that happens only when res->devices is non-NULL. */
 int moat_cgroup_create(const char *path, const struct oci_resources *res,
-		       struct moat_cgroup **ret, moat_error *err);
+		       struct oci_device *const *devices, size_t n, struct moat_cgroup **ret,
+		       moat_error *err);
 /* The existing cgroup of a container. A hierarchy where it is missing is skipped, so an absent
  * cgroup opens fine (pids: none; destroy: nothing to do); moat_cgroup_exists() tells. */
 int moat_cgroup_open(const char *path, struct moat_cgroup **ret, moat_error *err);
@@ -64,8 +67,10 @@ bool moat_cgroup_exists(const struct moat_cgroup *cg);
 
 int moat_cgroup_add_pid(struct moat_cgroup *cg, pid_t pid, moat_error *err);
 /* Apply the fields present in res. Absent fields are left as they are; devices are reprogrammed
- * only when res->devices is non-NULL. A failure part way leaves the earlier writes in place. */
-int moat_cgroup_update(struct moat_cgroup *cg, const struct oci_resources *res, moat_error *err);
+ * only when res->devices is non-NULL, with devices (linux.devices) allowed as create does.
+ * A failure part way leaves the earlier writes in place. */
+int moat_cgroup_update(struct moat_cgroup *cg, const struct oci_resources *res,
+		       struct oci_device *const *devices, size_t n, moat_error *err);
 
 /* Every process in the cgroup and its sub-cgroups, in any hierarchy: sorted, no duplicates. */
 int moat_cgroup_pids(struct moat_cgroup *cg, pid_t **ret_pids, size_t *ret_n, moat_error *err);

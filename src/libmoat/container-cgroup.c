@@ -109,41 +109,64 @@ static int save_resources(const struct moat_opened *c, struct oci_resources *res
 }
 
 /* Add what the update wrote to the record in state.json. */
-static int save_applied(const struct moat_opened *c, const struct oci_string_map *applied,
+static int save_applied(const struct moat_opened *c, const struct moat_cgroup *cg,
 			moat_error *err)
 {
+	const struct oci_string_map *applied = moat_cgroup_applied(cg);
+
 	for (size_t i = 0; applied != NULL && i < applied->len; i++)
 		oci_string_map_set(&c->st->cgroup_applied, applied->keys[i], applied->values[i]);
 	return moat_state_write(c->dirfd, c->st, err);
 }
 
 /* New resources meet the policy's rules for resources (deny-devices), with the container's
- * relaxations (its annotations). */
-static int hold_to_policy(const struct moat_opened *c, const char *policy,
+ * relaxations (its annotations in the saved config). */
+static int hold_to_policy(const struct oci_config *saved, const char *policy,
 			  struct oci_resources *res, moat_error *err)
 {
 	struct oci_linux lx = { .resources = res };
-	struct oci_config *saved = NULL;
 	struct oci_config view = { 0 };
 	struct moat_policy *p = NULL;
 	int r;
 
-	if (moat_state_read_config(c->dirfd, &saved, err) < 0)
-		return moat_error_ret(err);
 	view.annotations = saved->annotations;
 	view.linux = &lx;
 	r = moat_policy_load(policy, &p, err);
 	if (r == 0)
 		r = moat_policy_apply_rules(p, &view, MOAT_POLICY_UPDATE_RULES, err);
 	moat_policy_free(p);
-	oci_config_free(saved);
 	return r < 0 ? moat_error_prefix(err, "update") : 0;
+}
+
+/* The cgroup update, with the devices the saved config lists (a new device rule list allows
+ * them again, as create did). */
+static int update_cgroup(const struct moat_opened *c, const char *policy,
+			 struct oci_resources *res, moat_error *err)
+{
+	const struct oci_linux *lx;
+	struct oci_config *saved = NULL;
+	struct moat_cgroup *cg = NULL;
+	int r;
+
+	if (moat_state_read_config(c->dirfd, &saved, err) < 0)
+		return moat_error_ret(err);
+	lx = saved->linux;
+	r = hold_to_policy(saved, policy, res, err);
+	if (r == 0)
+		r = open_cgroup(c, "update", &cg, err);
+	if (r == 0 && moat_cgroup_update(cg, res, lx ? lx->devices : NULL,
+					 lx ? lx->devices_len : 0, err) < 0)
+		r = moat_error_ret(err);
+	if (r == 0)
+		r = save_applied(c, cg, err);
+	moat_cgroup_free(cg);
+	oci_config_free(saved);
+	return r;
 }
 
 int moat_container_update(const char *root, const char *id, const char *policy,
 			  struct oci_resources *res, moat_error *err)
 {
-	struct moat_cgroup *cg = NULL;
 	struct moat_opened c;
 	int r;
 
@@ -154,19 +177,12 @@ int moat_container_update(const char *root, const char *id, const char *policy,
 	if (c.status == MOAT_STATUS_STOPPED)
 		r = moat_error_msg(err, EINVAL, "update: container '%s' is stopped", id);
 	else
-		r = hold_to_policy(&c, policy, res, err);
-	if (r == 0)
-		r = open_cgroup(&c, "update", &cg, err);
-	if (r == 0 && moat_cgroup_update(cg, res, err) < 0)
-		r = moat_error_ret(err);
-	if (r == 0)
-		r = save_applied(&c, moat_cgroup_applied(cg), err);
+		r = update_cgroup(&c, policy, res, err);
 	if (r == 0) {
 		r = save_resources(&c, res, err);
 		res = NULL; /* merged into the saved config */
 	}
 	oci_resources_free(res);
-	moat_cgroup_free(cg);
 	moat_opened_close(&c);
 	return r;
 }

@@ -296,7 +296,8 @@ static int make_cgroup(struct build *b, moat_error *err)
 	if (moat_cgroup_resolve_path(lx ? lx->cgroups_path : NULL, b->o->id, b->o->systemd_cgroup,
 				     &b->cgroup_path, err) < 0)
 		return moat_error_ret(err);
-	if (moat_cgroup_create(b->cgroup_path, lx ? lx->resources : NULL, &b->cg, err) < 0)
+	if (moat_cgroup_create(b->cgroup_path, lx ? lx->resources : NULL, lx ? lx->devices : NULL,
+			       lx ? lx->devices_len : 0, &b->cg, err) < 0)
 		return moat_error_prefix(err, "cgroup");
 	return 0;
 }

@@ -200,3 +200,63 @@ load helpers
 	assert_moat_error "linux\\.devices\\[0\\]\\.path: '//' names the container root, not a device"
 	assert_no_residue "$CID"
 }
+
+# --- linux.devices and the device cgroup (issue 14 item 6) ---
+
+# listed_foo [RULES]: a rootful bundle (no user namespace, so moat makes the node itself)
+# listing char 10:666, a misc minor no driver has, as /dev/foo; the device cgroup rules
+# are RULES (default: deny every device, as engines send), and the host's device cgroup
+# hierarchy is mounted at /sys/fs/cgroup, where the container sees its own cgroup.
+listed_foo() {
+	local rules=${1:-'[{"allow": false, "access": "rwm"}]'}
+	if [[ ! -d /sys/fs/cgroup/devices ]]; then
+		skip "no cgroup v1 devices hierarchy (the v2 filter is unit-tested in test-cgroup-devices)"
+	fi
+	make_bundle
+	use_policy_without auto-userns
+	# shellcheck disable=SC2016 # $rules is jq's
+	cfg_set '.linux.namespaces |= map(select(.type != "user"))
+		| del(.linux.uidMappings, .linux.gidMappings)
+		| .linux.devices = [{"path": "/dev/foo", "type": "c", "major": 10, "minor": 666}]
+		| .linux.resources.devices = $rules
+		| .mounts += [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup",
+			options: ["nosuid", "noexec", "nodev", "ro"]}]' --argjson rules "$rules"
+}
+
+# Without the implicit allow, the deny-all refuses moat's own mknod of the node (EPERM) and
+# the container is never made. With it, the node is made, devices.list carries the rule, and
+# an open passes the device cgroup and fails in the kernel for want of a driver (ENODEV, or
+# ENXIO: "No such device..."), not with EPERM.
+@test "a device linux.devices lists is allowed rwm by the device cgroup after a deny-all" {
+	listed_foo
+	# shellcheck disable=SC2016 # expanded by the container's shell
+	run_sh 'grep -x "c 10:666 rwm" /sys/fs/cgroup/devices/devices.list
+		stat -c "%F %t:%T" /dev/foo
+		cat /dev/foo 2>&1; echo "read: $?"
+		{ echo x >/dev/foo; } 2>&1; echo "write: $?"
+		echo "wider: $(grep -c -E "^(a|c 10:\*|c \*:\*) " /sys/fs/cgroup/devices/devices.list)"'
+	assert_success
+	assert_line --index 0 'c 10:666 rwm'
+	assert_line --index 1 'character special file a:29a'
+	assert_line --partial "can't open '/dev/foo': No such device"
+	refute_output --partial 'Operation not permitted'
+	assert_line 'read: 1'
+	assert_line 'write: 1'
+	# and nothing wider than the device itself
+	assert_line 'wider: 0'
+}
+
+# The implicit allow comes after the config's rules; a rule naming this very device (its
+# type, major and minor) keeps what it denies. runc adds no rule at all for linux.devices,
+# so there every access is refused after a deny-all.
+@test "a listed device keeps what a rule naming that very device denies" {
+	listed_foo '[{"allow": false, "access": "rwm"},
+		{"allow": false, "type": "c", "major": 10, "minor": 666, "access": "w"}]'
+	run_sh 'grep "^c 10:666 " /sys/fs/cgroup/devices/devices.list
+		cat /dev/foo 2>&1; { echo x >/dev/foo; } 2>&1; echo done'
+	assert_success
+	assert_line --index 0 'c 10:666 rm'
+	assert_line --partial "can't open '/dev/foo': No such device"
+	assert_line --regexp "/dev/foo.*Operation not permitted|can't create /dev/foo: Operation not permitted"
+	assert_line 'done'
+}

@@ -57,15 +57,66 @@ static struct oci_resources *parse_res(const char *json)
 	return r;
 }
 
-static struct cg_dev_prog *compile(const char *json)
+/* Devices as linux.devices lists them, for the tests: "c 10:666", "u 4:64", "p", "b 8:0". */
+struct listed {
+	struct oci_device d[8];
+	struct oci_device *p[8];
+	struct cg_listed l;
+};
+
+static const struct cg_listed *make_listed(struct listed *x, const char *const *specs)
+{
+	static char types[8][2];
+	size_t n = 0;
+
+	memset(x, 0, sizeof(*x));
+	for (; specs != NULL && specs[n] != NULL; n++) {
+		struct oci_device *d = &x->d[n];
+		unsigned major, minor;
+
+		assert_true(n < 8);
+		types[n][0] = specs[n][0];
+		d->type = types[n];
+		d->path = (char *)"/dev/listed";
+		if (sscanf(specs[n] + 1, " %u:%u", &major, &minor) == 2) {
+			d->major = major, d->major_present = true;
+			d->minor = minor, d->minor_present = true;
+		}
+		x->p[n] = d;
+	}
+	x->l.dev = x->p;
+	x->l.n = n;
+	return &x->l;
+}
+
+static struct cg_dev_prog *compile_listed(const char *json, const char *const *listed)
 {
 	struct oci_resources *res = parse_res(json);
+	struct cg_allows allows = { NULL, 0 };
 	struct cg_dev_prog *p = NULL;
 	moat_error err = MOAT_ERROR_INIT;
+	struct listed x;
 
-	assert_ok(cg_v2_devices_compile(res->devices, res->devices_len, &p, &err), &err);
+	assert_ok(cg_allows_build(res, make_listed(&x, listed), &allows, &err), &err);
+	assert_ok(cg_v2_devices_compile(res->devices, res->devices_len, &allows, &p, &err), &err);
+	cg_allows_clear(&allows);
 	oci_resources_free(res);
 	return p;
+}
+
+static struct cg_dev_prog *compile(const char *json)
+{
+	return compile_listed(json, NULL);
+}
+
+/* The allows of the spec's default devices alone. */
+static struct cg_allows default_allows(void)
+{
+	struct cg_allows allows = { NULL, 0 };
+	moat_error err = MOAT_ERROR_INIT;
+
+	assert_ok(cg_allows_build(NULL, NULL, &allows, &err), &err);
+	return allows;
 }
 
 /* ---- bpf(2), raw, to check what the library did ------------------------------------------ */
@@ -214,10 +265,12 @@ static uint32_t access_bits(const char *a)
 	       (strchr(a, 'w') ? BPF_DEVCG_ACC_WRITE : 0) | (strchr(a, 'm') ? BPF_DEVCG_ACC_MKNOD : 0);
 }
 
-/* Each probe is "<b|c> <major>:<minor> <accesses> <+ allowed | - denied>". */
-static void decides(const char *json, const char *const *probes)
+/* Each probe is "<b|c> <major>:<minor> <accesses> <+ allowed | - denied>"; listed (may be
+ * NULL) are the devices linux.devices lists, as make_listed() reads them. */
+static void decides_listed(const char *json, const char *const *listed,
+			   const char *const *probes)
 {
-	struct cg_dev_prog *p = compile(json);
+	struct cg_dev_prog *p = compile_listed(json, listed);
 	const char *why;
 	size_t i;
 
@@ -243,7 +296,13 @@ static void decides(const char *json, const char *const *probes)
 	cg_dev_prog_free(p);
 }
 
+static void decides(const char *json, const char *const *probes)
+{
+	decides_listed(json, NULL, probes);
+}
+
 #define PROBES(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define LISTED(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 /* ---- what the program decides ------------------------------------------------------------- */
 
@@ -322,16 +381,81 @@ static void test_decides_type_all(void **state)
 		PROBES("b 7:0 rw +", "c 7:3 r +", "b 8:0 r -", "b 7:0 m -"));
 }
 
+/* issue 14 (6): a device linux.devices lists is allowed rwm after the config's rules, so that
+ * their usual leading deny-all does not take it away; a rule naming that very device still
+ * takes away what it denies. */
+static void test_decides_listed(void **state)
+{
+	const char *deny_all = "{\"devices\": [{\"allow\": false, \"access\": \"rwm\"}]}";
+
+	decides(deny_all, PROBES("c 10:666 r -", "c 10:666 m -"));
+	decides_listed(deny_all, LISTED("c 10:666"),
+		       PROBES("c 10:666 rw +", "c 10:666 m +", "c 10:666 rwm +", "c 10:667 r -",
+			      "c 11:666 r -", "b 10:666 r -", "c 1:3 rw +", "c 1:1 r -"));
+	/* no rules at all: the same */
+	decides_listed("{}", LISTED("c 10:666"), PROBES("c 10:666 rwm +", "c 10:1 r -"));
+	/* u is a character device too; a block device is allowed as a block device */
+	decides_listed(deny_all, LISTED("u 4:64", "b 7:3", "p"),
+		       PROBES("c 4:64 rw +", "b 4:64 r -", "b 7:3 rwm +", "c 7:3 r -"));
+	/* a deny wider than the device (a whole major, every char device) does not count */
+	decides_listed("{\"devices\": [{\"allow\": false, \"type\": \"c\", \"major\": 10}]}",
+		       LISTED("c 10:666"), PROBES("c 10:666 rwm +", "c 10:200 r -"));
+	decides_listed("{\"devices\": [{\"allow\": false, \"type\": \"c\"}]}",
+		       LISTED("c 10:666"), PROBES("c 10:666 rwm +", "c 10:200 r -"));
+	/* a deny of the device itself does, for the accesses it names */
+	decides_listed("{\"devices\": [{\"allow\": false, \"access\": \"rwm\"},"
+		       " {\"allow\": false, \"type\": \"c\", \"major\": 10, \"minor\": 666,"
+		       " \"access\": \"w\"}]}",
+		       LISTED("c 10:666"),
+		       PROBES("c 10:666 r +", "c 10:666 m +", "c 10:666 w -", "c 10:666 rw -"));
+	decides_listed("{\"devices\": [{\"allow\": false, \"type\": \"a\", \"major\": 10,"
+		       " \"minor\": 666}]}",
+		       LISTED("c 10:666"), PROBES("c 10:666 r -", "c 10:666 m -"));
+	/* the last rule naming the device decides each access */
+	decides_listed("{\"devices\": [{\"allow\": false, \"type\": \"c\", \"major\": 10,"
+		       " \"minor\": 666}, {\"allow\": true, \"type\": \"c\", \"major\": 10,"
+		       " \"minor\": 666, \"access\": \"r\"}]}",
+		       LISTED("c 10:666"), PROBES("c 10:666 r +", "c 10:666 w -", "c 10:666 m -"));
+	/* a rule naming another type does not touch it */
+	decides_listed("{\"devices\": [{\"allow\": false, \"type\": \"b\", \"major\": 10,"
+		       " \"minor\": 666}]}",
+		       LISTED("c 10:666"), PROBES("c 10:666 rwm +", "b 10:666 r -"));
+}
+
+static void listed_fails(const char *const *listed, const char *msg)
+{
+	struct cg_allows allows = { NULL, 0 };
+	moat_error err = MOAT_ERROR_INIT;
+	struct listed x;
+
+	assert_int_equal(cg_allows_build(NULL, make_listed(&x, listed), &allows, &err), -EINVAL);
+	assert_null(allows.a);
+	assert_string_equal(err.msg, msg);
+	moat_error_clear(&err);
+}
+
+static void test_refuses_bad_listed(void **state)
+{
+	/* the config parser refuses these already; this module does not rely on it */
+	listed_fails(LISTED("c"), "linux.devices[0] (/dev/listed): a c device needs a major and a "
+				  "minor of 0..4294967295");
+	listed_fails(LISTED("p", "b"), "linux.devices[1] (/dev/listed): a b device needs a major "
+				       "and a minor of 0..4294967295");
+}
+
 static void compile_fails(const char *json, int code, const char *msg)
 {
 	struct oci_resources *res = parse_res(json);
+	struct cg_allows allows = default_allows();
 	struct cg_dev_prog *p = NULL;
 	moat_error err = MOAT_ERROR_INIT;
 
-	assert_int_equal(cg_v2_devices_compile(res->devices, res->devices_len, &p, &err), -code);
+	assert_int_equal(cg_v2_devices_compile(res->devices, res->devices_len, &allows, &p, &err),
+			 -code);
 	assert_null(p);
 	assert_string_equal(err.msg, msg);
 	moat_error_clear(&err);
+	cg_allows_clear(&allows);
 	oci_resources_free(res);
 }
 
@@ -340,13 +464,15 @@ static void struct_fails(const char *type, const char *access, const char *msg)
 	struct oci_device_cgroup d = { .allow = true, .type = (char *)type,
 				       .access = (char *)access };
 	struct oci_device_cgroup *list[] = { &d };
+	struct cg_allows allows = default_allows();
 	struct cg_dev_prog *p = NULL;
 	moat_error err = MOAT_ERROR_INIT;
 
-	assert_int_equal(cg_v2_devices_compile(list, 1, &p, &err), -EINVAL);
+	assert_int_equal(cg_v2_devices_compile(list, 1, &allows, &p, &err), -EINVAL);
 	assert_null(p);
 	assert_string_equal(err.msg, msg);
 	moat_error_clear(&err);
+	cg_allows_clear(&allows);
 }
 
 static void test_refuses_bad_rules(void **state)
@@ -597,7 +723,7 @@ static struct moat_cgroup *create_ok(const char *json)
 	struct moat_cgroup *cg = NULL;
 	moat_error err = MOAT_ERROR_INIT;
 
-	assert_ok(moat_cgroup_create("/moat/c1", res, &cg, &err), &err);
+	assert_ok(moat_cgroup_create("/moat/c1", res, NULL, 0, &cg, &err), &err);
 	oci_resources_free(res);
 	return cg;
 }
@@ -608,7 +734,7 @@ static void update_ok(struct moat_cgroup *cg, const char *json)
 	moat_error err = MOAT_ERROR_INIT;
 
 	log_reset();
-	assert_ok(moat_cgroup_update(cg, res, &err), &err);
+	assert_ok(moat_cgroup_update(cg, res, NULL, 0, &err), &err);
 	oci_resources_free(res);
 }
 
@@ -619,7 +745,7 @@ static void create_fails(const char *json, const char *msg)
 	moat_error err = MOAT_ERROR_INIT;
 	char path[PATH_MAX];
 
-	if (moat_cgroup_create("/moat/c1", res, &cg, &err) == 0)
+	if (moat_cgroup_create("/moat/c1", res, NULL, 0, &cg, &err) == 0)
 		fail_msg("%s: created", json);
 	assert_null(cg);
 	assert_string_equal(err.msg, msg);
@@ -688,6 +814,31 @@ static void test_wiring_v2_update(void **state)
 	assert_false(last_allows('c', 1, 100, "r"));
 	assert_true(last_allows('c', 1, 3, "r"));
 	moat_cgroup_free(cg);
+}
+
+/* issue 14 (6): the devices linux.devices lists get into the filter, at create and again at
+ * an update that brings a devices list. */
+static void test_wiring_v2_listed(void **state)
+{
+	struct oci_resources *res = parse_res("{\"devices\": [{\"allow\": false, \"access\": "
+					      "\"rwm\"}]}");
+	const struct cg_listed *l;
+	struct moat_cgroup *cg = NULL;
+	moat_error err = MOAT_ERROR_INIT;
+	struct listed x;
+
+	fake_setup(FAKE_V2);
+	l = make_listed(&x, LISTED("c 10:666", "p"));
+	assert_ok(moat_cgroup_create("/moat/c1", res, l->dev, l->n, &cg, &err), &err);
+	assert_string_equal(F.log, "moat/c1: filter\n");
+	assert_true(last_allows('c', 10, 666, "rwm"));
+	assert_false(last_allows('c', 10, 667, "r"));
+	log_reset();
+	assert_ok(moat_cgroup_update(cg, res, l->dev, l->n, &err), &err);
+	assert_string_equal(F.log, "moat/c1: filter\n");
+	assert_true(last_allows('c', 10, 666, "rw"));
+	moat_cgroup_free(cg);
+	oci_resources_free(res);
 }
 
 /* Hybrid without v1 devices: the unified cgroup gets the filter, when there are rules. */
@@ -982,6 +1133,33 @@ static void test_real_allow_rule(void **state)
 	opens("/dev/null", O_RDWR, true);
 }
 
+/* issue 14 (6), through the kernel: a listed device opens and mknods under a deny-all, and
+ * what a rule of the device itself denies stays denied. */
+static void test_real_listed(void **state)
+{
+	struct cg_dev_prog *p;
+	moat_error err = MOAT_ERROR_INIT;
+
+	REAL_OR_SKIP();
+	p = compile_listed("{\"devices\": [{\"allow\": false, \"access\": \"rwm\"}]}",
+			   LISTED("c 1:100"));
+	assert_ok(cg_v2_devices_install(R.cgfd, R.cg, p, &err), &err);
+	cg_dev_prog_free(p);
+	opens("c1_100", O_RDWR, true);
+	opens("c1_101", O_RDONLY, false);
+	mknods('c', 1, 100, true);
+	mknods('c', 1, 101, false);
+	p = compile_listed("{\"devices\": [{\"allow\": false, \"access\": \"rwm\"},"
+			   " {\"allow\": false, \"type\": \"c\", \"major\": 1, \"minor\": 100,"
+			   " \"access\": \"w\"}]}",
+			   LISTED("c 1:100"));
+	assert_ok(cg_v2_devices_install(R.cgfd, R.cg, p, &err), &err);
+	cg_dev_prog_free(p);
+	opens("c1_100", O_RDONLY, true);
+	opens("c1_100", O_WRONLY, false);
+	mknods('c', 1, 100, true);
+}
+
 static void test_real_deny_after_allow(void **state)
 {
 	REAL_OR_SKIP();
@@ -1208,7 +1386,7 @@ static void test_real_pure_v2_cgroup(void **state)
 	REAL_OR_SKIP();
 	moat_cgroup_set_fsroot(UNIFIED);
 	snprintf(path, sizeof(path), "/%s-e2e", R.name);
-	assert_ok(moat_cgroup_create(path, NULL, &cg, &err), &err);
+	assert_ok(moat_cgroup_create(path, NULL, NULL, 0, &cg, &err), &err);
 	assert_int_equal(moat_cgroup_layout(cg), MOAT_CGROUP_V2);
 	fd = open(R.cg_e2e, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(fd >= 0);
@@ -1218,7 +1396,7 @@ static void test_real_pure_v2_cgroup(void **state)
 	opens_in(fd, "c1_100", O_RDONLY, false);
 
 	res = parse_res(only_100);
-	assert_ok(moat_cgroup_update(cg, res, &err), &err);
+	assert_ok(moat_cgroup_update(cg, res, NULL, 0, &err), &err);
 	oci_resources_free(res);
 	assert_int_equal(attached(fd, ids), 1);
 	assert_int_not_equal(ids[0], first);
@@ -1227,7 +1405,7 @@ static void test_real_pure_v2_cgroup(void **state)
 	/* an update without devices leaves the filter */
 	res = parse_res("{\"pids\": {\"limit\": 10}}");
 	first = ids[0];
-	if (moat_cgroup_update(cg, res, &err) == 0) /* no pids controller on this cgroup2 */
+	if (moat_cgroup_update(cg, res, NULL, 0, &err) == 0) /* no pids controller on this cgroup2 */
 		fail_msg("pids.limit applied without a pids controller");
 	moat_error_clear(&err);
 	oci_resources_free(res);
@@ -1249,16 +1427,20 @@ int main(void)
 		cmocka_unit_test(test_decides_last_match),
 		cmocka_unit_test(test_decides_wildcards),
 		cmocka_unit_test(test_decides_type_all),
+		cmocka_unit_test(test_decides_listed),
+		cmocka_unit_test(test_refuses_bad_listed),
 		cmocka_unit_test(test_refuses_bad_rules),
 		cmocka_unit_test(test_verifier_reason),
 		cmocka_unit_test_teardown(test_wiring_v2_create, fake_teardown),
 		cmocka_unit_test_teardown(test_wiring_v2_update, fake_teardown),
+		cmocka_unit_test_teardown(test_wiring_v2_listed, fake_teardown),
 		cmocka_unit_test_teardown(test_wiring_hybrid_no_devices, fake_teardown),
 		cmocka_unit_test_teardown(test_wiring_hybrid_v1_devices, fake_teardown),
 		cmocka_unit_test_teardown(test_wiring_v1_no_devices, fake_teardown),
 		cmocka_unit_test_teardown(test_wiring_failures, fake_teardown),
 		cmocka_unit_test_setup_teardown(test_real_default_deny, real_setup, real_teardown),
 		cmocka_unit_test_setup_teardown(test_real_allow_rule, real_setup, real_teardown),
+		cmocka_unit_test_setup_teardown(test_real_listed, real_setup, real_teardown),
 		cmocka_unit_test_setup_teardown(test_real_deny_after_allow, real_setup, real_teardown),
 		cmocka_unit_test_setup_teardown(test_real_wildcards, real_setup, real_teardown),
 		cmocka_unit_test_setup_teardown(test_real_type_all, real_setup, real_teardown),

@@ -830,7 +830,7 @@ static struct moat_cgroup *real_child(const char *res_json, void (*fn)(void))
 
 	if (oci_resources_parse_data(res_json, strlen(res_json), "test", &res, &perr) != 0)
 		fail_msg("%s: %s", res_json, perr);
-	assert_ok(moat_cgroup_create(real.path, res, &cg, &err), &err);
+	assert_ok(moat_cgroup_create(real.path, res, NULL, 0, &cg, &err), &err);
 	oci_resources_free(res);
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 	real.child = fork();

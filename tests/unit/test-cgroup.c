@@ -419,7 +419,7 @@ static struct moat_cgroup *create_ok(const char *path, const char *json)
 	struct moat_cgroup *cg = NULL;
 	moat_error err = MOAT_ERROR_INIT;
 
-	assert_ok(moat_cgroup_create(path, res, &cg, &err), &err);
+	assert_ok(moat_cgroup_create(path, res, NULL, 0, &cg, &err), &err);
 	oci_resources_free(res);
 	return cg;
 }
@@ -430,7 +430,7 @@ static void create_fails(const char *json, const char *msg)
 	struct moat_cgroup *cg = NULL;
 	moat_error err = MOAT_ERROR_INIT;
 
-	if (moat_cgroup_create("/moat/c1", res, &cg, &err) == 0)
+	if (moat_cgroup_create("/moat/c1", res, NULL, 0, &cg, &err) == 0)
 		fail_msg("%s: created", json);
 	assert_null(cg);
 	assert_string_equal(err.msg, msg);
@@ -633,14 +633,14 @@ static void test_v1_memory_order(void **state)
 				      "memory/moat/c1/memory.memsw.limit_in_bytes=2000000\n"));
 	log_reset();
 	up = parse_res("{\"memory\": {\"limit\": 3000000, \"swap\": 4000000}}");
-	assert_ok(moat_cgroup_update(cg, up, &err), &err);
+	assert_ok(moat_cgroup_update(cg, up, NULL, 0, &err), &err);
 	/* an update without a devices list leaves the device rules alone */
 	assert_string_equal(F.log, "memory/moat/c1/memory.memsw.limit_in_bytes=4000000\n"
 				   "memory/moat/c1/memory.limit_in_bytes=3000000\n");
 	oci_resources_free(up);
 	log_reset();
 	up = parse_res("{\"memory\": {\"limit\": 1000000, \"swap\": 1500000}}");
-	assert_ok(moat_cgroup_update(cg, up, &err), &err);
+	assert_ok(moat_cgroup_update(cg, up, NULL, 0, &err), &err);
 	assert_string_equal(F.log, "memory/moat/c1/memory.limit_in_bytes=1000000\n"
 				   "memory/moat/c1/memory.memsw.limit_in_bytes=1500000\n");
 	oci_resources_free(up);
@@ -663,14 +663,14 @@ static void test_v1_check_before_update(void **state)
 	close(fd);
 	log_reset();
 	up = parse_res("{\"memory\": {\"limit\": 1000000, \"checkBeforeUpdate\": true}}");
-	assert_int_equal(moat_cgroup_update(cg, up, &err), -EBUSY);
+	assert_int_equal(moat_cgroup_update(cg, up, NULL, 0, &err), -EBUSY);
 	assert_string_equal(err.msg, "linux.resources.memory.limit: 1000000 is below the 5000000 "
 				     "bytes the cgroup uses now (memory.checkBeforeUpdate)");
 	assert_string_equal(F.log, "");
 	moat_error_clear(&err);
 	oci_resources_free(up);
 	up = parse_res("{\"memory\": {\"limit\": 6000000, \"checkBeforeUpdate\": true}}");
-	assert_ok(moat_cgroup_update(cg, up, &err), &err);
+	assert_ok(moat_cgroup_update(cg, up, NULL, 0, &err), &err);
 	assert_string_equal(F.log, "memory/moat/c1/memory.limit_in_bytes=6000000\n");
 	oci_resources_free(up);
 	moat_cgroup_free(cg);
@@ -761,12 +761,12 @@ static void test_v2_cpu_max_update(void **state)
 	assert_non_null(strstr(F.log, "moat/c1/cpu.max=50000\n"));
 	log_reset();
 	up = parse_res("{\"cpu\": {\"period\": 200000}}");
-	assert_ok(moat_cgroup_update(cg, up, &err), &err);
+	assert_ok(moat_cgroup_update(cg, up, NULL, 0, &err), &err);
 	assert_string_equal(F.log, "moat/c1/cpu.max=50000 200000\n");
 	oci_resources_free(up);
 	log_reset();
 	up = parse_res("{\"cpu\": {\"quota\": -1, \"shares\": 2}}");
-	assert_ok(moat_cgroup_update(cg, up, &err), &err);
+	assert_ok(moat_cgroup_update(cg, up, NULL, 0, &err), &err);
 	assert_string_equal(F.log, "moat/c1/cpu.weight=1\nmoat/c1/cpu.max=max\n");
 	oci_resources_free(up);
 	moat_cgroup_free(cg);
@@ -896,6 +896,56 @@ static void test_unsupported_v2(void **state)
 		     "(no memory.nonexistent)");
 }
 
+/* ---- linux.devices on v1: each listed device allowed after the config's rules ---------------- */
+
+static void test_v1_listed_devices(void **state)
+{
+	static char c[] = "c", u[] = "u", pp[] = "p", foo[] = "/dev/foo", bar[] = "/dev/bar",
+		    fifo[] = "/dev/fifo";
+	struct oci_device d[] = {
+		{ .type = c, .path = foo, .major = 10, .major_present = true, .minor = 666,
+		  .minor_present = true },
+		{ .type = pp, .path = fifo },
+		{ .type = u, .path = bar, .major = 10, .major_present = true, .minor = 667,
+		  .minor_present = true },
+	};
+	struct oci_device *list[] = { &d[0], &d[1], &d[2] };
+	struct oci_resources *res =
+		parse_res("{\"devices\": [{\"allow\": false, \"access\": \"rwm\"},"
+			  " {\"allow\": true, \"type\": \"c\", \"major\": 10, \"minor\": 200,"
+			  " \"access\": \"rw\"},"
+			  " {\"allow\": false, \"type\": \"c\", \"major\": 10, \"minor\": 667,"
+			  " \"access\": \"w\"}]}");
+	static const char want[] =
+		"devices/moat/c1/devices.deny=a\n"
+		"devices/moat/c1/devices.allow=c 10:200 rw\n"
+		"devices/moat/c1/devices.deny=c 10:667 w\n"
+		"devices/moat/c1/devices.allow=c 10:666 rwm\n"
+		"devices/moat/c1/devices.allow=c 10:667 rm\n"
+		"devices/moat/c1/devices.allow=c 1:3 rwm\n";
+	struct moat_cgroup *cg = NULL;
+	moat_error err = MOAT_ERROR_INIT;
+	char applied[PATH_MAX + 64];
+
+	fake_setup(MOAT_CGROUP_V1);
+	assert_ok(moat_cgroup_create("/moat/c1", res, list, 3, &cg, &err), &err);
+	assert_non_null(strstr(F.log, want));
+	snprintf(applied, sizeof(applied), "%s/devices/moat/c1/devices.allow=c 10:666 rwm", F.root);
+	assert_string_equal(oci_string_map_get(moat_cgroup_applied(cg),
+					       "linux.devices[0] (/dev/foo)"), applied);
+	/* an update with a devices list programs them again; one without leaves the rules */
+	log_reset();
+	assert_ok(moat_cgroup_update(cg, res, list, 3, &err), &err);
+	assert_non_null(strstr(F.log, want));
+	oci_resources_free(res);
+	res = parse_res("{\"pids\": {\"limit\": 5}}");
+	log_reset();
+	assert_ok(moat_cgroup_update(cg, res, list, 3, &err), &err);
+	assert_string_equal(F.log, "pids/moat/c1/pids.max=5\n");
+	moat_cgroup_free(cg);
+	oci_resources_free(res);
+}
+
 /* A value the kernel refuses: the message names the field, value, file and errno. */
 static void test_write_rejected(void **state)
 {
@@ -909,7 +959,7 @@ static void test_write_rejected(void **state)
 	F.full_file = "pids.max";
 	fake_setup(MOAT_CGROUP_HYBRID);
 	res = parse_res("{\"pids\": {\"limit\": 10}}");
-	assert_int_equal(moat_cgroup_create("/moat/c1", res, &cg, &err), -ENOSPC);
+	assert_int_equal(moat_cgroup_create("/moat/c1", res, NULL, 0, &cg, &err), -ENOSPC);
 	snprintf(want, sizeof(want),
 		 "linux.resources.pids.limit: write '10' to '%s/pids/moat/c1/pids.max': "
 		 "No space left on device", F.root);
@@ -932,7 +982,7 @@ static void test_rollback_keeps_existing(void **state)
 		struct moat_cgroup *cg = NULL;
 		moat_error err = MOAT_ERROR_INIT;
 
-		assert_true(moat_cgroup_create("/moat/c1", res, &cg, &err) < 0);
+		assert_true(moat_cgroup_create("/moat/c1", res, NULL, 0, &cg, &err) < 0);
 		moat_error_clear(&err);
 		oci_resources_free(res);
 	}
@@ -958,7 +1008,7 @@ static void test_refuses_occupied(void **state)
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	put_file(fd, "cgroup.procs", "5000007\n");
 	close(fd);
-	assert_int_equal(moat_cgroup_create("/moat/c1", NULL, &cg, &err), -EBUSY);
+	assert_int_equal(moat_cgroup_create("/moat/c1", NULL, NULL, 0, &cg, &err), -EBUSY);
 	snprintf(want, sizeof(want),
 		 "linux.cgroupsPath: cgroup '/moat/c1' exists already with processes in it "
 		 "(5000007 in '%s/pids/moat/c1'); moat does not share a cgroup with processes it "
@@ -1080,7 +1130,7 @@ static void test_open_refuses_bad_path(void **state)
 	assert_int_equal(moat_cgroup_open("/moat/../etc", &cg, &err), -EINVAL);
 	assert_string_equal(err.msg, "cgroup path: '..' is not allowed in '/moat/../etc'");
 	moat_error_clear(&err);
-	assert_int_equal(moat_cgroup_create("/moat//x", NULL, &cg, &err), -EINVAL);
+	assert_int_equal(moat_cgroup_create("/moat//x", NULL, NULL, 0, &cg, &err), -EINVAL);
 	assert_string_equal(err.msg, "cgroup path '/moat//x' is not normalized");
 	moat_error_clear(&err);
 	assert_null(cg);
@@ -1188,7 +1238,7 @@ static void test_real_host(void **state)
 	assert_ok(moat_cgroup_detect(&layout, &err), &err);
 	res = parse_res("{\"pids\": {\"limit\": 32}, \"memory\": {\"limit\": 67108864},"
 			" \"devices\": [{\"allow\": false, \"access\": \"rwm\"}]}");
-	assert_ok(moat_cgroup_create(real.path, res, &cg, &err), &err);
+	assert_ok(moat_cgroup_create(real.path, res, NULL, 0, &cg, &err), &err);
 	oci_resources_free(res);
 	text = real_read("pids", "pids.max");
 	assert_string_equal(text, "32\n");
@@ -1231,7 +1281,7 @@ static void test_real_host(void **state)
 	assert_ok(moat_cgroup_is_frozen(cg, &frozen, &err), &err);
 	assert_true(frozen);
 	up = parse_res("{\"pids\": {\"limit\": 64}}");
-	assert_ok(moat_cgroup_update(cg, up, &err), &err);
+	assert_ok(moat_cgroup_update(cg, up, NULL, 0, &err), &err);
 	oci_resources_free(up);
 	text = real_read("pids", "pids.max");
 	assert_string_equal(text, "64\n");
@@ -1258,7 +1308,7 @@ static void test_real_destroy_kills(void **state)
 
 	if (geteuid() != 0 || access("/sys/fs/cgroup/pids", F_OK) != 0)
 		skip();
-	assert_ok(moat_cgroup_create(real.path, NULL, &cg, &err), &err);
+	assert_ok(moat_cgroup_create(real.path, NULL, NULL, 0, &cg, &err), &err);
 	assert_int_equal(pipe(ready), 0);
 	real.child = fork();
 	assert_true(real.child >= 0);
@@ -1298,7 +1348,7 @@ static void test_real_unsupported(void **state)
 		skip();
 	if (access("/sys/fs/cgroup/net_cls", F_OK) != 0) {
 		res = parse_res("{\"network\": {\"classID\": 1}}");
-		assert_int_equal(moat_cgroup_create(real.path, res, &cg, &err), -EOPNOTSUPP);
+		assert_int_equal(moat_cgroup_create(real.path, res, NULL, 0, &cg, &err), -EOPNOTSUPP);
 		assert_string_equal(err.msg, "linux.resources.network.classID: not supported on "
 					     "this host (no net_cls controller)");
 		moat_error_clear(&err);
@@ -1307,7 +1357,7 @@ static void test_real_unsupported(void **state)
 	}
 	/* kmem limits: since Linux 6.1 the file takes writes and ignores them */
 	res = parse_res("{\"memory\": {\"kernel\": 1048576}}");
-	r = moat_cgroup_create(real.path, res, &cg, &err);
+	r = moat_cgroup_create(real.path, res, NULL, 0, &cg, &err);
 	if (r < 0) {
 		assert_non_null(strstr(err.msg, "linux.resources.memory.kernel: not supported on "
 						"this host"));
@@ -1339,6 +1389,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_unsupported_v1, fake_teardown),
 		cmocka_unit_test_teardown(test_unsupported_hybrid, fake_teardown),
 		cmocka_unit_test_teardown(test_unsupported_v2, fake_teardown),
+		cmocka_unit_test_teardown(test_v1_listed_devices, fake_teardown),
 		cmocka_unit_test_teardown(test_write_rejected, fake_teardown),
 		cmocka_unit_test_teardown(test_rollback_keeps_existing, fake_teardown),
 		cmocka_unit_test_teardown(test_refuses_occupied, fake_teardown),
