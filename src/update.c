@@ -304,5 +304,6 @@ int moat_cmd_update(struct moat_globals *g, int argc, char **argv)
 	}
 	if (moat_container_update(g->root, id, g->policy, res, &err) < 0)
 		return moat_fail(&err);
+	moat_log_warnings(&err);
 	return EXIT_SUCCESS;
 }

@@ -56,6 +56,7 @@ struct moat_cgroup {
 	struct cg_hier *h;
 	size_t n;
 	struct oci_string_map *applied; /* field -> "file=value" of each write that took effect */
+	struct oci_string_map *ignored; /* field -> why the host cannot honour it (CG_W_IGNORABLE) */
 };
 
 /* One write of a resource plan: value into file on one side. Where a field has two possible
@@ -67,10 +68,16 @@ struct cg_write {
 	char *file[2];
 	char *value[2];
 	unsigned flags;
+	const char *absent; /* what a host without the file lacks ("the kernel has no ..."); NULL */
+	bool skip;          /* CG_W_IGNORABLE and the host has no file for it: nothing to write */
 };
 
 #define CG_W_CHECK_EFFECT (1u << 0) /* read back: a kernel that ignores the write is an error */
 #define CG_W_KEEP_QUOTA (1u << 1)   /* cpu.max: the current quota goes before the value */
+#define CG_W_IGNORABLE (1u << 2)    /* a host that cannot honour it (no file, or a write the
+				     * kernel ignores) gets a warning and a moat.cgroup.ignored
+				     * note instead of an error: memory.kernel and kernelTCP, which
+				     * the runtime spec marks NOT RECOMMENDED */
 
 struct cg_dev_prog; /* cgroup-v2-devices.h */
 struct bpf_insn;    /* <linux/bpf.h> */
@@ -79,6 +86,7 @@ struct cg_plan {
 	struct cg_write *w;
 	size_t n;
 	struct cg_dev_prog *devices; /* the v2 device filter to install first; NULL: none */
+	struct oci_string_map *ignored; /* field -> why: CG_W_IGNORABLE fields this host lacks */
 };
 
 /* A device every container may use (runtime spec, config-linux.md "Default Devices"), allowed

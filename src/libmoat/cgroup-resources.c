@@ -55,6 +55,7 @@ struct cg_row {
 	struct cg_target v1[2]; /* the first file that exists in the cgroup is written */
 	struct cg_target v2[2];
 	unsigned flags;        /* CG_W_* */
+	const char *absent;    /* what a host without the file lacks, for messages; NULL */
 };
 
 #define NO_FLAG SIZE_MAX
@@ -75,10 +76,14 @@ static const struct cg_row rows[] = {
 	  { { "memory.soft_limit_in_bytes", CV_NUM } }, { { "memory.low", CV_MAX_NEG } } },
 	{ "memory.swap", CG_MEMORY, FIELD(memory, oci_memory, swap), K_I64,
 	  { { "memory.memsw.limit_in_bytes", CV_NUM } }, { { "memory.swap.max", CV_SWAP_V2 } } },
+	/* written where the kernel still honours it (cgroup v1 before Linux 6.1) */
 	{ "memory.kernel", CG_MEMORY, FIELD(memory, oci_memory, kernel), K_I64,
-	  { { "memory.kmem.limit_in_bytes", CV_NUM } }, NO_FILE, CG_W_CHECK_EFFECT },
+	  { { "memory.kmem.limit_in_bytes", CV_NUM } }, NO_FILE,
+	  CG_W_CHECK_EFFECT | CG_W_IGNORABLE, "the kernel has no kernel-memory limit" },
+	/* cgroup v2 counts TCP buffers in memory.max */
 	{ "memory.kernelTCP", CG_MEMORY, FIELD(memory, oci_memory, kernel_tcp), K_I64,
-	  { { "memory.kmem.tcp.limit_in_bytes", CV_NUM } }, NO_FILE, CG_W_CHECK_EFFECT },
+	  { { "memory.kmem.tcp.limit_in_bytes", CV_NUM } }, NO_FILE,
+	  CG_W_CHECK_EFFECT | CG_W_IGNORABLE, "the kernel has no limit of its own for TCP buffers" },
 	{ "memory.swappiness", CG_MEMORY, FIELD(memory, oci_memory, swappiness), K_U64,
 	  { { "memory.swappiness", CV_NUM } }, NO_FILE },
 	{ "memory.disableOOMKiller", CG_MEMORY, FIELD(memory, oci_memory, disable_oom_killer),
@@ -268,6 +273,16 @@ void cg_plan_clear(struct cg_plan *p)
 	p->n = 0;
 	cg_dev_prog_free(p->devices);
 	p->devices = NULL;
+	oci_string_map_free(p->ignored);
+	p->ignored = NULL;
+}
+
+/* A CG_W_IGNORABLE field this host cannot honour: noted (why is taken), and warned about once
+ * the plan ran. */
+static void plan_ignore(struct cg_plan *p, const char *field, char *why)
+{
+	oci_string_map_set(&p->ignored, field, why);
+	free(why);
 }
 
 /* Which side takes the controller: the v1 hierarchy holding it, else the unified one. */
@@ -317,6 +332,12 @@ static int plan_row(struct moat_cgroup *cg, const struct oci_resources *res,
 	if (cg_plan_side(cg, row->ctrl, field, &v2, err) < 0)
 		return moat_error_ret(err);
 	t = v2 ? row->v2 : row->v1;
+	if (t[0].file == NULL && (row->flags & CG_W_IGNORABLE)) {
+		/* -1 asks for no limit, which is what a side without one has */
+		if (v.i >= 0)
+			plan_ignore(p, field, xasprintf("%s on cgroup v%d", row->absent, v2 ? 2 : 1));
+		return 0;
+	}
 	if (t[0].file == NULL)
 		return plan_no_file(row, &t[0], &v, field, v2, err);
 	if (convert(row, &t[0], obj, &v, field, &val0, &flags, err) < 0)
@@ -327,6 +348,7 @@ static int plan_row(struct moat_cgroup *cg, const struct oci_resources *res,
 		return moat_error_ret(err);
 	cg_plan_add(p, field, row->ctrl, v2, xstrdup(t[0].file), TAKE_PTR(val0));
 	p->w[p->n - 1].flags = flags;
+	p->w[p->n - 1].absent = row->absent;
 	if (t[1].file != NULL && val1 != NULL) {
 		p->w[p->n - 1].file[1] = xstrdup(t[1].file);
 		p->w[p->n - 1].value[1] = TAKE_PTR(val1);
@@ -709,6 +731,14 @@ static int plan_pick_files(struct moat_cgroup *cg, struct cg_plan *p, moat_error
 			return moat_error_ret(err);
 		if (cg_has_file(h, w->file[0]))
 			continue;
+		if (w->file[1] == NULL && (w->flags & CG_W_IGNORABLE)) {
+			plan_ignore(p, w->field, xasprintf("%s (no %s)", w->absent, w->file[0]));
+			w->skip = true;
+			continue;
+		}
+		if (w->file[1] == NULL && w->absent != NULL)
+			return cg_fail(err, EOPNOTSUPP, "%s: not supported on this host: %s (no %s)",
+				       w->field, w->absent, w->file[0]);
 		if (w->file[1] == NULL)
 			return cg_fail(err, EOPNOTSUPP, "%s: not supported on this host (no %s)",
 				       w->field, w->file[0]);
@@ -751,7 +781,7 @@ static int read_u64(struct cg_hier *h, const char *file, uint64_t *ret, moat_err
 }
 
 /* A kernel that accepts a write and ignores it (memory.kmem.limit_in_bytes since 6.1) would
- * drop a limit silently: read back, and call the field unsupported if nothing moved. */
+ * drop a limit silently: read back. 1: nothing moved, the kernel ignored it. */
 static int write_checked(struct cg_hier *h, const struct cg_write *w, moat_error *err)
 {
 	uint64_t before, after, want, page = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -762,10 +792,7 @@ static int write_checked(struct cg_hier *h, const struct cg_write *w, moat_error
 	    read_u64(h, w->file[0], &after, err) < 0)
 		return moat_error_ret(err);
 	want = req < 0 ? 0 : (uint64_t)req / page * page;
-	if (req >= 0 && after == before && after != want)
-		return cg_fail(err, EOPNOTSUPP, "not supported on this host (the kernel ignores %s)",
-			       w->file[0]);
-	return 0;
+	return req >= 0 && after == before && after != want;
 }
 
 /* cpu.max with only a period: keep the quota that is there. */
@@ -810,28 +837,52 @@ static void record_applied(struct moat_cgroup *cg, const struct cg_hier *h,
 	oci_string_map_set(&cg->applied, w->field, what);
 }
 
-static int plan_run(struct moat_cgroup *cg, const struct cg_plan *p, moat_error *err)
+static int write_one(struct cg_hier *h, const struct cg_write *w, moat_error *err)
+{
+	if (w->flags & CG_W_CHECK_EFFECT)
+		return write_checked(h, w, err);
+	if (w->flags & CG_W_KEEP_QUOTA)
+		return write_keep_quota(h, w, err);
+	return cg_write_at(h->fd, h->dir, w->file[0], w->value[0], err);
+}
+
+static int plan_run(struct moat_cgroup *cg, struct cg_plan *p, moat_error *err)
 {
 	size_t i;
 
 	for (i = 0; i < p->n; i++) {
 		const struct cg_write *w = &p->w[i];
-		struct cg_hier *h = write_hier(cg, w, err);
+		struct cg_hier *h = w->skip ? NULL : write_hier(cg, w, err);
 		int r;
 
+		if (w->skip)
+			continue;
 		if (h == NULL)
 			return moat_error_ret(err);
-		if (w->flags & CG_W_CHECK_EFFECT)
-			r = write_checked(h, w, err);
-		else if (w->flags & CG_W_KEEP_QUOTA)
-			r = write_keep_quota(h, w, err);
-		else
-			r = cg_write_at(h->fd, h->dir, w->file[0], w->value[0], err);
+		r = write_one(h, w, err);
 		if (r < 0)
 			return moat_error_prefix(err, "%s", w->field);
-		record_applied(cg, h, w);
+		if (r > 0 && !(w->flags & CG_W_IGNORABLE))
+			return cg_fail(err, EOPNOTSUPP, "%s: not supported on this host (the kernel "
+							"ignores %s)", w->field, w->file[0]);
+		if (r > 0)
+			plan_ignore(p, w->field, xasprintf("%s (a write to %s has no effect)",
+							   w->absent, w->file[0]));
+		else
+			record_applied(cg, h, w);
 	}
 	return 0;
+}
+
+/* Keep what the plan could not apply, and say so. */
+static void note_ignored(struct moat_cgroup *cg, const struct cg_plan *p, moat_error *err)
+{
+	size_t i;
+
+	for (i = 0; p->ignored != NULL && i < p->ignored->len; i++) {
+		oci_string_map_set(&cg->ignored, p->ignored->keys[i], p->ignored->values[i]);
+		moat_error_warn(err, "%s: ignored: %s", p->ignored->keys[i], p->ignored->values[i]);
+	}
 }
 
 /* memory.checkBeforeUpdate: refuse a limit below what the cgroup already uses. */
@@ -864,12 +915,13 @@ static int check_memory_usage(struct moat_cgroup *cg, const struct oci_resources
 int cg_resources_apply(struct moat_cgroup *cg, const struct oci_resources *res,
 		       const struct cg_listed *listed, bool creating, moat_error *err)
 {
-	_cleanup_(cg_plan_clear) struct cg_plan p = { NULL, 0, NULL };
+	_cleanup_(cg_plan_clear) struct cg_plan p = { NULL, 0, NULL, NULL };
 
 	if (plan_build(cg, res, listed, creating, &p, err) < 0 ||
 	    cg_v2_enable(cg, plan_v2_ctrls(&p), err) < 0 || plan_pick_files(cg, &p, err) < 0 ||
 	    check_memory_usage(cg, res, err) < 0 || cg_v1_order_memory(cg, &p, err) < 0 ||
 	    run_devices(cg, &p, err) < 0 || plan_run(cg, &p, err) < 0)
 		return moat_error_ret(err);
+	note_ignored(cg, &p, err);
 	return 0;
 }

@@ -882,12 +882,18 @@ void moat_cgroup_free(struct moat_cgroup *cg)
 	free(cg->h);
 	free(cg->path);
 	oci_string_map_free(cg->applied);
+	oci_string_map_free(cg->ignored);
 	free(cg);
 }
 
 const struct oci_string_map *moat_cgroup_applied(const struct moat_cgroup *cg)
 {
 	return cg->applied;
+}
+
+const struct oci_string_map *moat_cgroup_ignored(const struct moat_cgroup *cg)
+{
+	return cg->ignored;
 }
 
 /* ---- processes ---------------------------------------------------------------------------- */

@@ -4,8 +4,10 @@
  * mounted v1 hierarchy (named ones such as name=systemd included) and, on hybrid hosts, the
  * unified one next to them. Resources from linux.resources go to the v1 file when a v1
  * hierarchy holds the controller and to the v2 file otherwise; the table in cgroup-resources.c says which
- * file each OCI field becomes. Nothing requested is dropped: a field this host cannot honour
- * is an error that names the field.
+ * file each OCI field becomes. Nothing requested is dropped silently: a field this host cannot
+ * honour is an error that names the field, except memory.kernel and kernelTCP (NOT
+ * RECOMMENDED in the runtime spec, ignored by runc and crun), which are a warning and a note
+ * (moat_cgroup_ignored) where the kernel has no such limit.
  *
  * Device rules (linux.resources.devices) are written to the v1 devices controller. Where there
  * is none (pure v2, or hybrid without it) they become a BPF_PROG_TYPE_CGROUP_DEVICE program
@@ -56,7 +58,9 @@ int moat_cgroup_resolve_path(const char *cgroups_path, const char *id, bool syst
  * devices (linux.devices, n of them; may be NULL) rwm, less the accesses the last rule naming
  * that very device (its own type, major and minor) denies, then allows the runtime spec's
  * default devices (null, zero, full, random, urandom, tty, console, ptmx, pts). On a hybrid
- * host without a v1 devices hierarchy that happens only when res->devices is non-NULL. */
+ * host without a v1 devices hierarchy that happens only when res->devices is non-NULL.
+ * memory.kernel and kernelTCP where the host has no such limit are not applied: each is
+ * a warning in err and an entry of moat_cgroup_ignored(). */
 int moat_cgroup_create(const char *path, const struct oci_resources *res,
 		       struct oci_device *const *devices, size_t n, struct moat_cgroup **ret,
 		       moat_error *err);
@@ -94,6 +98,10 @@ enum moat_cgroup_layout moat_cgroup_layout(const struct moat_cgroup *cg);
  * -> "<hierarchy dir>/<file>=<value>" as written (the last write of a field wins). NULL:
  * nothing written yet. */
 const struct oci_string_map *moat_cgroup_applied(const struct moat_cgroup *cg);
+/* What create and update did not apply because this host has no such limit: OCI field
+ * ("linux.resources.memory.kernel") -> why ("the kernel has no kernel-memory limit ..."). NULL:
+ * nothing. */
+const struct oci_string_map *moat_cgroup_ignored(const struct moat_cgroup *cg);
 void moat_cgroup_free(struct moat_cgroup *cg);
 
 #endif

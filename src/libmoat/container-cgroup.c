@@ -108,14 +108,17 @@ static int save_resources(const struct moat_opened *c, struct oci_resources *res
 	return r;
 }
 
-/* Add what the update wrote to the record in state.json. */
+/* Add what the update wrote, and what it could not apply, to the record in state.json. */
 static int save_applied(const struct moat_opened *c, const struct moat_cgroup *cg,
 			moat_error *err)
 {
 	const struct oci_string_map *applied = moat_cgroup_applied(cg);
+	const struct oci_string_map *ignored = moat_cgroup_ignored(cg);
 
 	for (size_t i = 0; applied != NULL && i < applied->len; i++)
 		oci_string_map_set(&c->st->cgroup_applied, applied->keys[i], applied->values[i]);
+	for (size_t i = 0; ignored != NULL && i < ignored->len; i++)
+		oci_string_map_set(&c->st->cgroup_ignored, ignored->keys[i], ignored->values[i]);
 	return moat_state_write(c->dirfd, c->st, err);
 }
 

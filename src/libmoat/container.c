@@ -73,7 +73,13 @@ struct oci_string_map *moat_state_annotations(const struct oci_string_map *annot
 
 struct oci_string_map *moat_state_shown_annotations(const struct moat_state *st)
 {
-	return moat_state_annotations(st->annotations, st->isolation, NULL, st->policy);
+	struct oci_string_map *m = moat_state_annotations(st->annotations, st->isolation, NULL,
+							  st->policy);
+	_cleanup_free_ char *note = moat_state_cgroup_ignored_note(st->cgroup_ignored);
+
+	if (note != NULL)
+		oci_string_map_set(&m, MOAT_CGROUP_IGNORED_ANNOTATION, note);
+	return m;
 }
 
 /* How long delete --force and kill wait for a process to be gone. */

@@ -77,7 +77,8 @@ int moat_exit_status(int wstatus);
 struct oci_string_map *moat_state_annotations(const struct oci_string_map *annotations,
 					     const char *isolation, const char *accel,
 					     const struct oci_string_map *policy);
-/* The same for a saved state (its annotations, isolation and policy changes). */
+/* The same for a saved state (its annotations, isolation and policy changes), with what of
+ * linux.resources its cgroup could not apply (moat.cgroup.ignored). */
 struct oci_string_map *moat_state_shown_annotations(const struct moat_state *st);
 
 /* The state JSON `moat state` prints, as hooks receive it on stdin. */

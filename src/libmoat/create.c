@@ -308,16 +308,24 @@ static char *creating_json(const struct build *b, pid_t pid, const char *status)
 			       b->annotations);
 }
 
-/* The annotations the state shows: with the policy's changes (all made by now) and the
- * isolation in force, as `moat state` will show them. */
+/* The annotations the state shows: with the policy's changes (all made by now), the
+ * isolation in force and what of linux.resources the cgroup could not apply, as `moat state`
+ * will show them. Without with_policy, as the state keeps them (the policy's changes and the
+ * cgroup's notes have records of their own there). */
 static struct oci_string_map *shown_annotations(const struct build *b, bool with_policy)
 {
 	const struct oci_config *cfg = b->user_cfg ? b->user_cfg : b->cfg;
+	struct oci_string_map *m =
+		moat_state_annotations(cfg->annotations, moat_isolation_name(b->isolation.isolation),
+				       b->vm ? moat_vm_accel_name(b->vm->vm.accel) : NULL,
+				       with_policy ? b->policy_changes : NULL);
+	_cleanup_free_ char *note =
+		with_policy && b->cg ? moat_state_cgroup_ignored_note(moat_cgroup_ignored(b->cg))
+				     : NULL;
 
-	return moat_state_annotations(cfg->annotations,
-				      moat_isolation_name(b->isolation.isolation),
-				      b->vm ? moat_vm_accel_name(b->vm->vm.accel) : NULL,
-				      with_policy ? b->policy_changes : NULL);
+	if (note != NULL)
+		oci_string_map_set(&m, MOAT_CGROUP_IGNORED_ANNOTATION, note);
+	return m;
 }
 
 /* prestart and createRuntime: in the runtime's namespaces, once the
@@ -568,6 +576,7 @@ static int save_state(struct build *b, moat_error *err)
 		.rootfs = b->rootfs, .created = created, .owner = getuid(),
 		.cgroup_path = b->cgroup_path, .isolation = (char *)isolation,
 		.cgroup_applied = b->cg ? (struct oci_string_map *)moat_cgroup_applied(b->cg) : NULL,
+		.cgroup_ignored = b->cg ? (struct oci_string_map *)moat_cgroup_ignored(b->cg) : NULL,
 		.policy = b->policy_changes,
 	};
 	size_t len;

@@ -26,6 +26,7 @@ static const struct ocijson_field state_fields[] = {
 	OCIJSON_U32_REQ(S, "owner", owner),
 	OCIJSON_STR(S, "cgroupPath", cgroup_path, 0),
 	OCIJSON_STR_MAP(S, "cgroupApplied", cgroup_applied, 0),
+	OCIJSON_STR_MAP(S, "cgroupIgnored", cgroup_ignored, 0),
 	OCIJSON_STR(S, "isolation", isolation, 0),
 	OCIJSON_STR_MAP(S, "annotations", annotations, 0),
 	OCIJSON_STR_MAP(S, "policy", policy, 0),
@@ -265,6 +266,20 @@ enum moat_status moat_state_status(int dirfd, const struct moat_state *st)
 	if (fstatat(dirfd, MOAT_EXEC_FIFO, &sb, AT_SYMLINK_NOFOLLOW) == 0)
 		return MOAT_STATUS_CREATED;
 	return MOAT_STATUS_RUNNING;
+}
+
+char *moat_state_cgroup_ignored_note(const struct oci_string_map *m)
+{
+	char *note = NULL;
+
+	for (size_t i = 0; m != NULL && i < m->len; i++) {
+		char *more = xasprintf("%s%s%s: %s", note ? note : "", note ? "; " : "", m->keys[i],
+				       m->values[i]);
+
+		free(note);
+		note = more;
+	}
+	return note;
 }
 
 int moat_state_read_config(int dirfd, struct oci_config **ret, moat_error *err)

@@ -32,6 +32,8 @@ struct moat_state {
 	char *cgroup_path;         /* as resolved from linux.cgroupsPath */
 	struct oci_string_map *cgroup_applied; /* what was written for linux.resources, by field
 						* (moat_cgroup_applied), kept up to date by update */
+	struct oci_string_map *cgroup_ignored; /* what of linux.resources this host has no limit
+						* for, by field -> why (moat_cgroup_ignored) */
 	char *isolation;           /* "container" (microVM later) */
 	struct oci_string_map *annotations;
 	struct oci_string_map *policy; /* rule -> what the policy changed in the config */
@@ -67,6 +69,11 @@ int moat_state_dir_remove(const char *root, const char *id, moat_error *err);
 int moat_state_write(int dirfd, const struct moat_state *st, moat_error *err);
 int moat_state_read(int dirfd, struct moat_state **ret, moat_error *err);
 void moat_state_free(struct moat_state *st);
+
+/* The annotation moat state shows for cgroup_ignored: "field: why; field: why". */
+#define MOAT_CGROUP_IGNORED_ANNOTATION "moat.cgroup.ignored"
+/* Its value for ignored (a cgroup_ignored map), NULL when nothing was ignored. */
+char *moat_state_cgroup_ignored_note(const struct oci_string_map *ignored);
 
 /* The effective config saved at create (config.json in the directory). */
 struct oci_config;

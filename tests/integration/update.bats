@@ -143,3 +143,25 @@ start_limited() {
 	[[ $(cat "$CG/memory/moat/$CID/memory.limit_in_bytes") -gt $((1 << 40)) ]]
 	[[ $(cat "$CG/memory/moat/$CID/memory.memsw.limit_in_bytes") -gt $((1 << 40)) ]]
 }
+
+# issue 14 (20): as at create, memory.kernel where the kernel has no such limit is ignored
+# with a warning and a moat.cgroup.ignored note, and the rest of the update applies.
+@test "update with memory.kernel the kernel ignores: the rest applies, with a warning and a note in moat state" {
+	[[ -e $CG/memory/memory.kmem.limit_in_bytes ]] || skip "no cgroup v1 memory.kmem.limit_in_bytes"
+	local v major minor
+	v=$(uname -r)
+	major=${v%%.*}
+	minor=${v#*.}
+	minor=${minor%%[!0-9]*}
+	((major > 6 || (major == 6 && minor >= 1))) || skip "kernels before 6.1 honour memory.kmem.limit_in_bytes"
+	start_limited
+	run_moat update --resources - "$CID" <<<'{"memory": {"kernel": 16777216}, "pids": {"limit": 66}}'
+	assert_success
+	# shellcheck disable=SC2154 # run_moat sets stderr
+	assert_equal "$stderr" 'moat: warning: linux.resources.memory.kernel: ignored: the kernel has no kernel-memory limit (a write to memory.kmem.limit_in_bytes has no effect)'
+	assert_equal "$(cat "$CG/pids/moat/$CID/pids.max")" 66
+	run state_of
+	assert_success
+	assert_equal "$(jq -r '.annotations["moat.cgroup.ignored"]' <<<"$output")" \
+		'linux.resources.memory.kernel: the kernel has no kernel-memory limit (a write to memory.kmem.limit_in_bytes has no effect)'
+}

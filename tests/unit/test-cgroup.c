@@ -119,6 +119,7 @@ static struct {
 	const char *v2_ctrls;   /* cgroup.controllers of the unified hierarchy */
 	bool no_bfq;            /* a kernel without BFQ: no blkio.bfq.* files */
 	bool kmem_ignored;      /* memory.kmem.limit_in_bytes takes writes and ignores them */
+	bool no_kmem;           /* a kernel without memory.kmem.* files */
 	const char *full_file;  /* made as /dev/full, so writes to it fail with ENOSPC */
 	char *filters;          /* a line per v2 device filter installed: its cgroup's directory */
 } F;
@@ -179,7 +180,8 @@ static void populate(int dirfd, const char *mnt, bool v2)
 			put_file(dirfd, v2_files[i].name,
 				 v2_files[i].content ? v2_files[i].content : F.v2_ctrls);
 	for (i = 0; !v2 && i < MOAT_ARRAY_SIZE(v1_files); i++)
-		if (in_list(base, v1_files[i].ctrl, ",") && !(F.no_bfq && strstr(v1_files[i].name, "bfq")))
+		if (in_list(base, v1_files[i].ctrl, ",") && !(F.no_bfq && strstr(v1_files[i].name, "bfq")) &&
+		    !(F.no_kmem && strstr(v1_files[i].name, ".kmem.")))
 			put_file(dirfd, v1_files[i].name, v1_files[i].content);
 	if (F.full_file != NULL && faccessat(dirfd, F.full_file, F_OK, 0) == 0) {
 		assert_int_equal(unlinkat(dirfd, F.full_file, 0), 0);
@@ -839,9 +841,6 @@ static void test_unsupported_hybrid(void **state)
 		     "(no net_prio controller)");
 	create_fails("{\"rdma\": {\"mlx5_1\": {\"hcaHandles\": 1}}}",
 		     "linux.resources.rdma.mlx5_1: not supported on this host (no rdma controller)");
-	create_fails("{\"memory\": {\"kernel\": 1048576}}",
-		     "linux.resources.memory.kernel: not supported on this host "
-		     "(the kernel ignores memory.kmem.limit_in_bytes)");
 	create_fails("{\"unified\": {\"memory.high\": \"1\"}}",
 		     "linux.resources.unified[\"memory.high\"]: the memory controller is on "
 		     "cgroup v1 on this host, not on the unified hierarchy");
@@ -861,8 +860,6 @@ static void test_unsupported_v2(void **state)
 	fake_setup(MOAT_CGROUP_V2);
 	create_fails("{\"memory\": {\"swappiness\": 10}}",
 		     "linux.resources.memory.swappiness: not supported on cgroup v2");
-	create_fails("{\"memory\": {\"kernel\": 1}}",
-		     "linux.resources.memory.kernel: not supported on cgroup v2");
 	create_fails("{\"memory\": {\"useHierarchy\": false}}",
 		     "linux.resources.memory.useHierarchy: false is not supported on cgroup v2");
 	create_fails("{\"memory\": {\"disableOOMKiller\": true}}",
@@ -894,6 +891,111 @@ static void test_unsupported_v2(void **state)
 	create_fails("{\"unified\": {\"memory.nonexistent\": \"1\"}}",
 		     "linux.resources.unified[\"memory.nonexistent\"]: not supported on this host "
 		     "(no memory.nonexistent)");
+}
+
+/* ---- memory.kernel and kernelTCP: ignored, with a note, where the host has no such limit ---- */
+
+static struct moat_cgroup *create_warns(const char *json, const char *warn)
+{
+	struct oci_resources *res = parse_res(json);
+	struct moat_cgroup *cg = NULL;
+	moat_error err = MOAT_ERROR_INIT;
+
+	assert_ok(moat_cgroup_create("/moat/c1", res, NULL, 0, &cg, &err), &err);
+	if (warn == NULL)
+		assert_null(err.warn);
+	else
+		assert_string_equal(err.warn, warn);
+	moat_error_clear(&err);
+	oci_resources_free(res);
+	return cg;
+}
+
+static void assert_ignored(const struct moat_cgroup *cg, const char *field, const char *why)
+{
+	const char *got = oci_string_map_get(moat_cgroup_ignored(cg), field);
+
+	if (why == NULL && got != NULL)
+		fail_msg("%s ignored: %s", field, got);
+	if (why != NULL && got == NULL)
+		fail_msg("%s not ignored", field);
+	if (why != NULL)
+		assert_string_equal(got, why);
+}
+
+#define KMEM_IGNORED "the kernel has no kernel-memory limit (a write to " \
+		     "memory.kmem.limit_in_bytes has no effect)"
+
+/* issue 14 (20): since Linux 6.1 memory.kmem.limit_in_bytes takes a write and ignores it. */
+static void test_kernel_memory_ignored_v1(void **state)
+{
+	struct oci_resources *up;
+	struct moat_cgroup *cg;
+	moat_error err = MOAT_ERROR_INIT;
+
+	F.kmem_ignored = true;
+	fake_setup(MOAT_CGROUP_HYBRID);
+	cg = create_warns("{\"memory\": {\"limit\": 67108864, \"kernel\": 1048576,"
+			  " \"kernelTCP\": 1048576}}",
+			  "linux.resources.memory.kernel: ignored: " KMEM_IGNORED);
+	assert_ignored(cg, "linux.resources.memory.kernel", KMEM_IGNORED);
+	assert_ignored(cg, "linux.resources.memory.kernelTCP", NULL);
+	assert_null(oci_string_map_get(moat_cgroup_applied(cg), "linux.resources.memory.kernel"));
+	assert_non_null(oci_string_map_get(moat_cgroup_applied(cg),
+					   "linux.resources.memory.kernelTCP"));
+	assert_non_null(strstr(F.log, "memory/moat/c1/memory.limit_in_bytes=67108864\n"));
+	/* update: the same */
+	up = parse_res("{\"memory\": {\"kernel\": 2097152}}");
+	assert_ok(moat_cgroup_update(cg, up, NULL, 0, &err), &err);
+	assert_string_equal(err.warn, "linux.resources.memory.kernel: ignored: " KMEM_IGNORED);
+	moat_error_clear(&err);
+	oci_resources_free(up);
+	moat_cgroup_free(cg);
+	fake_teardown(NULL);
+
+	/* a kernel that still has the limit gets it */
+	fake_setup(MOAT_CGROUP_V1);
+	cg = create_warns("{\"memory\": {\"kernel\": 1048576}}", NULL);
+	assert_ignored(cg, "linux.resources.memory.kernel", NULL);
+	assert_null(moat_cgroup_ignored(cg));
+	assert_non_null(strstr(F.log, "memory/moat/c1/memory.kmem.limit_in_bytes=1048576\n"));
+	moat_cgroup_free(cg);
+	fake_teardown(NULL);
+
+	/* one without the files */
+	F.no_kmem = true;
+	fake_setup(MOAT_CGROUP_V1);
+	cg = create_warns("{\"memory\": {\"kernel\": 1048576, \"kernelTCP\": 4096}}",
+			  "linux.resources.memory.kernel: ignored: the kernel has no kernel-memory "
+			  "limit (no memory.kmem.limit_in_bytes); linux.resources.memory.kernelTCP: "
+			  "ignored: the kernel has no limit of its own for TCP buffers (no "
+			  "memory.kmem.tcp.limit_in_bytes)");
+	assert_null(strstr(F.log, "kmem"));
+	moat_cgroup_free(cg);
+}
+
+static void test_kernel_memory_ignored_v2(void **state)
+{
+	struct moat_cgroup *cg;
+
+	fake_setup(MOAT_CGROUP_V2);
+	cg = create_warns("{\"memory\": {\"kernel\": 1, \"kernelTCP\": 2, \"limit\": 4096}}",
+			  "linux.resources.memory.kernel: ignored: the kernel has no kernel-memory "
+			  "limit on cgroup v2; linux.resources.memory.kernelTCP: ignored: the kernel "
+			  "has no limit of its own for TCP buffers on cgroup v2");
+	assert_ignored(cg, "linux.resources.memory.kernel",
+		       "the kernel has no kernel-memory limit on cgroup v2");
+	assert_ignored(cg, "linux.resources.memory.kernelTCP",
+		       "the kernel has no limit of its own for TCP buffers on cgroup v2");
+	assert_non_null(strstr(F.log, "moat/c1/memory.max=4096\n"));
+	moat_cgroup_free(cg);
+	/* -1 asks for no limit, which holds */
+	log_reset();
+	fake_teardown(NULL);
+	fake_setup(MOAT_CGROUP_V2);
+	cg = create_warns("{\"memory\": {\"kernel\": -1}}", NULL);
+	assert_null(moat_cgroup_ignored(cg));
+	moat_cgroup_free(cg);
 }
 
 /* ---- linux.devices on v1: each listed device allowed after the config's rules ---------------- */
@@ -1342,7 +1444,6 @@ static void test_real_unsupported(void **state)
 	struct moat_cgroup *cg = NULL;
 	struct oci_resources *res;
 	moat_error err = MOAT_ERROR_INIT;
-	int r;
 
 	if (geteuid() != 0 || access("/sys/fs/cgroup/pids", F_OK) != 0)
 		skip();
@@ -1355,21 +1456,25 @@ static void test_real_unsupported(void **state)
 		oci_resources_free(res);
 		assert_real_gone();
 	}
-	/* kmem limits: since Linux 6.1 the file takes writes and ignores them */
+	/* kmem limits: since Linux 6.1 the file takes writes and ignores them; then the field is
+	 * ignored with a note, and the create succeeds */
 	res = parse_res("{\"memory\": {\"kernel\": 1048576}}");
-	r = moat_cgroup_create(real.path, res, NULL, 0, &cg, &err);
-	if (r < 0) {
-		assert_non_null(strstr(err.msg, "linux.resources.memory.kernel: not supported on "
-						"this host"));
-		assert_real_gone();
+	assert_ok(moat_cgroup_create(real.path, res, NULL, 0, &cg, &err), &err);
+	if (moat_cgroup_ignored(cg) != NULL) {
+		assert_string_equal(oci_string_map_get(moat_cgroup_ignored(cg),
+						       "linux.resources.memory.kernel"),
+				    "the kernel has no kernel-memory limit (a write to "
+				    "memory.kmem.limit_in_bytes has no effect)");
+		assert_non_null(err.warn);
 	} else {
 		char *text = real_read("memory", "memory.kmem.limit_in_bytes");
 
 		assert_string_equal(text, "1048576\n");
 		free(text);
-		assert_ok(moat_cgroup_destroy(cg, &err), &err);
-		moat_cgroup_free(cg);
 	}
+	assert_ok(moat_cgroup_destroy(cg, &err), &err);
+	moat_cgroup_free(cg);
+	assert_real_gone();
 	moat_error_clear(&err);
 	oci_resources_free(res);
 }
@@ -1389,6 +1494,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_unsupported_v1, fake_teardown),
 		cmocka_unit_test_teardown(test_unsupported_hybrid, fake_teardown),
 		cmocka_unit_test_teardown(test_unsupported_v2, fake_teardown),
+		cmocka_unit_test_teardown(test_kernel_memory_ignored_v1, fake_teardown),
+		cmocka_unit_test_teardown(test_kernel_memory_ignored_v2, fake_teardown),
 		cmocka_unit_test_teardown(test_v1_listed_devices, fake_teardown),
 		cmocka_unit_test_teardown(test_write_rejected, fake_teardown),
 		cmocka_unit_test_teardown(test_rollback_keeps_existing, fake_teardown),
