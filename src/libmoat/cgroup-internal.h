@@ -39,6 +39,8 @@ enum cg_ctrl {
 #define CG_MAX_DEPTH 64           /* sub-cgroups a container may nest, walking them */
 #define CG_MAX_FILE (4u << 20)    /* largest control file read (cgroup.procs of a big cgroup) */
 
+#define CG_DEFAULT_PARENT "moat" /* moat's own cgroup: linux.cgroupsPath absent or relative */
+
 /* One hierarchy, and the container's cgroup in it. */
 struct cg_hier {
 	char *mnt;      /* mount point */
@@ -57,6 +59,7 @@ struct moat_cgroup {
 	size_t n;
 	struct oci_string_map *applied; /* field -> "file=value" of each write that took effect */
 	struct oci_string_map *ignored; /* field -> why the host cannot honour it (CG_W_IGNORABLE) */
+	bool rt_raised; /* this create raised /moat's real-time budget (cgroup-rt.c) */
 };
 
 /* One write of a resource plan: value into file on one side. Where a field has two possible
@@ -78,6 +81,7 @@ struct cg_write {
 				     * kernel ignores) gets a warning and a moat.cgroup.ignored
 				     * note instead of an error: memory.kernel and kernelTCP, which
 				     * the runtime spec marks NOT RECOMMENDED */
+#define CG_W_RT_BUDGET (1u << 3)    /* cpu.rt_runtime_us: cg_rt_write_runtime() */
 
 struct cg_dev_prog; /* cgroup-v2-devices.h */
 struct bpf_insn;    /* <linux/bpf.h> */
@@ -142,6 +146,9 @@ int cg_read_at(int dirfd, const char *dir, const char *file, char **ret, moat_er
 int cg_write_at(int dirfd, const char *dir, const char *file, const char *value,
 		moat_error *err);
 bool cg_has_file(const struct cg_hier *h, const char *file);
+/* The names of the sub-directories (sub-cgroups) of fd; cg_free_names() frees them. */
+int cg_list_subdirs(int fd, const char *dir, char ***ret, size_t *ret_n, moat_error *err);
+void cg_free_names(char **names, size_t n);
 void cg_sleep_ms(unsigned ms);
 size_t cg_path_levels(const char *path);
 int cg_open_level(const struct cg_hier *h, const char *path, size_t n, char **ret_dir,
@@ -184,6 +191,29 @@ int cg_v2_enable(struct moat_cgroup *cg, uint32_t ctrls, moat_error *err);
 int cg_v2_freeze(struct cg_hier *h, bool frozen, moat_error *err);
 int cg_v2_is_frozen(struct cg_hier *h, bool *ret, moat_error *err);
 int cg_v2_kill(struct cg_hier *h, bool *ret_done, moat_error *err);
+
+/* cgroup-rt.c: the real-time budget of the cpu controller (v1, CONFIG_RT_GROUP_SCHED). The
+ * kernel's share of a period: runtime / period in 20-bit fixed point, as it compares them;
+ * a runtime of -1 (no limit) is the whole period. */
+#define CG_RT_UNIT (1ull << 20)
+uint64_t cg_rt_share(int64_t runtime_us, int64_t period_us);
+/* The least runtime (us) of a group of this period whose share holds share. */
+uint64_t cg_rt_runtime_for(uint64_t share, int64_t period_us);
+/* Write w (linux.resources.cpu.realtimeRuntime) to h's cpu.rt_runtime_us. When the kernel
+ * refuses it for want of budget and the cgroup is a child of moat's own /moat, raise /moat's
+ * budget from what the root and /moat's siblings leave, then write again (on failure /moat
+ * gets its budget back); otherwise fail naming the parent's budget. Serialized with every
+ * other moat by a lock on /moat's directory. */
+int cg_rt_write_runtime(struct moat_cgroup *cg, struct cg_hier *h, const struct cg_write *w,
+			moat_error *err);
+/* Before the container's cgroup is removed, its processes gone: its runtime back to 0. The
+ * kernel drops a removed group from its parent's children some time after rmdir, and counts
+ * its budget until then. */
+void cg_rt_drop(struct moat_cgroup *cg);
+/* After the container's cgroup is gone: lower /moat's budget to what its children hold. */
+int cg_rt_release(struct moat_cgroup *cg, moat_error *err);
+/* The cgroup is a child of moat's own /moat in a cpu hierarchy with a real-time budget. */
+bool cg_rt_parent_has_budget(struct moat_cgroup *cg);
 
 /* Test seams: a fake cgroupfs has no kernel behind it, so a test fills each new directory with
  * the files the kernel would make, empties one before it is removed, and watches each write.

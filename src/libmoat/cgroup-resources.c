@@ -65,6 +65,7 @@ struct cg_row {
 #define FIELD_ALWAYS(obj, type, m) \
 	offsetof(struct oci_resources, obj), offsetof(struct type, m), NO_FLAG
 #define NO_FILE { { NULL, CV_NONE } }
+#define NO_RT_SCHED "the kernel has no real-time group scheduling"
 
 /* One row per OCI field: which controller, which v1 file, which v2 file, how the value is
  * written. Order matters within a controller (period before quota, rt period before rt
@@ -100,9 +101,9 @@ static const struct cg_row rows[] = {
 	{ "cpu.burst", CG_CPU, FIELD(cpu, oci_cpu, burst), K_U64,
 	  { { "cpu.cfs_burst_us", CV_NUM } }, { { "cpu.max.burst", CV_NUM } } },
 	{ "cpu.realtimePeriod", CG_CPU, FIELD(cpu, oci_cpu, realtime_period), K_U64,
-	  { { "cpu.rt_period_us", CV_NUM } }, NO_FILE },
+	  { { "cpu.rt_period_us", CV_NUM } }, NO_FILE, 0, NO_RT_SCHED },
 	{ "cpu.realtimeRuntime", CG_CPU, FIELD(cpu, oci_cpu, realtime_runtime), K_I64,
-	  { { "cpu.rt_runtime_us", CV_NUM } }, NO_FILE },
+	  { { "cpu.rt_runtime_us", CV_NUM } }, NO_FILE, CG_W_RT_BUDGET, NO_RT_SCHED },
 	{ "cpu.idle", CG_CPU, FIELD(cpu, oci_cpu, idle), K_I64,
 	  { { "cpu.idle", CV_NUM } }, { { "cpu.idle", CV_NUM } } },
 	{ "cpu.cpus", CG_CPUSET, FIELD_ALWAYS(cpu, oci_cpu, cpus), K_STR,
@@ -837,12 +838,15 @@ static void record_applied(struct moat_cgroup *cg, const struct cg_hier *h,
 	oci_string_map_set(&cg->applied, w->field, what);
 }
 
-static int write_one(struct cg_hier *h, const struct cg_write *w, moat_error *err)
+static int write_one(struct moat_cgroup *cg, struct cg_hier *h, const struct cg_write *w,
+		     moat_error *err)
 {
 	if (w->flags & CG_W_CHECK_EFFECT)
 		return write_checked(h, w, err);
 	if (w->flags & CG_W_KEEP_QUOTA)
 		return write_keep_quota(h, w, err);
+	if (w->flags & CG_W_RT_BUDGET)
+		return cg_rt_write_runtime(cg, h, w, err);
 	return cg_write_at(h->fd, h->dir, w->file[0], w->value[0], err);
 }
 
@@ -859,7 +863,7 @@ static int plan_run(struct moat_cgroup *cg, struct cg_plan *p, moat_error *err)
 			continue;
 		if (h == NULL)
 			return moat_error_ret(err);
-		r = write_one(h, w, err);
+		r = write_one(cg, h, w, err);
 		if (r < 0)
 			return moat_error_prefix(err, "%s", w->field);
 		if (r > 0 && !(w->flags & CG_W_IGNORABLE))

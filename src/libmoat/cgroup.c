@@ -19,7 +19,6 @@
 
 #define DEFAULT_FSROOT "/sys/fs/cgroup"
 #define DEFAULT_MOUNTINFO "/proc/self/mountinfo"
-#define DEFAULT_PARENT "moat"           /* linux.cgroupsPath absent or relative */
 #define DEFAULT_SLICE "system.slice"    /* systemd form with an empty slice */
 #define KILL_ROUNDS 10                  /* unfrozen kill: rescans for processes forked meanwhile */
 
@@ -167,7 +166,7 @@ bool cg_has_file(const struct cg_hier *h, const char *file)
 }
 
 /* Names of the sub-directories of fd (the sub-cgroups). */
-static int list_subdirs(int fd, const char *dir, char ***ret, size_t *ret_n, moat_error *err)
+int cg_list_subdirs(int fd, const char *dir, char ***ret, size_t *ret_n, moat_error *err)
 {
 	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	char **names = NULL;
@@ -195,7 +194,7 @@ static int list_subdirs(int fd, const char *dir, char ***ret, size_t *ret_n, moa
 	return 0;
 }
 
-static void free_names(char **names, size_t n)
+void cg_free_names(char **names, size_t n)
 {
 	size_t i;
 
@@ -361,7 +360,7 @@ static int scan_mounts(struct moat_cgroup *cg, moat_error *err)
 				   fsroot());
 	else if (cg->h[cg->n - 1].v2)
 		r = read_v2_controllers(&cg->h[cg->n - 1], err);
-	free_names(s.devs, s.ndevs);
+	cg_free_names(s.devs, s.ndevs);
 	free(s.v2_mnt);
 	return r;
 }
@@ -528,10 +527,10 @@ int moat_cgroup_resolve_path(const char *cgroups_path, const char *id, bool syst
 	else if (cgroups_path != NULL && cgroups_path[0] == '/')
 		r = normalize_path(cgroups_path, ret_path, err);
 	else if (cgroups_path != NULL && cgroups_path[0] != '\0')
-		r = normalize_path(raw = xasprintf("/%s/%s", DEFAULT_PARENT, cgroups_path),
+		r = normalize_path(raw = xasprintf("/%s/%s", CG_DEFAULT_PARENT, cgroups_path),
 				   ret_path, err);
 	else if ((r = check_id(id, err)) == 0)
-		r = normalize_path(raw = xasprintf("/%s/%s", DEFAULT_PARENT, id), ret_path, err);
+		r = normalize_path(raw = xasprintf("/%s/%s", CG_DEFAULT_PARENT, id), ret_path, err);
 	if (r < 0)
 		return moat_error_prefix(err, "linux.cgroupsPath");
 	return 0;
@@ -658,14 +657,14 @@ static int remove_cgroup(int parentfd, const char *name, const char *dir, unsign
 	if (depth > CG_MAX_DEPTH)
 		return moat_error_msg(err, ELOOP, "remove '%s': nested deeper than %d", dir,
 				      CG_MAX_DEPTH);
-	if (list_subdirs(fd, dir, &subs, &nsubs, err) < 0)
+	if (cg_list_subdirs(fd, dir, &subs, &nsubs, err) < 0)
 		return moat_error_ret(err);
 	for (i = 0; i < nsubs && r == 0; i++) {
 		_cleanup_free_ char *sub = xasprintf("%s/%s", dir, subs[i]);
 
 		r = remove_cgroup(fd, subs[i], sub, depth + 1, err);
 	}
-	free_names(subs, nsubs);
+	cg_free_names(subs, nsubs);
 	if (r < 0)
 		return r;
 	if (cg_hooks != NULL && cg_hooks->removing_dir != NULL)
@@ -786,6 +785,7 @@ int moat_cgroup_create(const char *path, const struct oci_resources *res,
 		       moat_error *err)
 {
 	const struct cg_listed listed = { devices, n };
+	_cleanup_error_ moat_error ignored = MOAT_ERROR_INIT;
 	struct moat_cgroup *cg = NULL;
 	size_t i;
 
@@ -801,8 +801,12 @@ int moat_cgroup_create(const char *path, const struct oci_resources *res,
 	*ret = cg;
 	return 0;
 fail:
+	if (cg->rt_raised)
+		cg_rt_drop(cg);
 	for (i = 0; i < cg->n; i++)
 		hier_unmake(cg, &cg->h[i]);
+	if (cg->rt_raised)
+		cg_rt_release(cg, &ignored);
 	moat_cgroup_free(cg);
 	return moat_error_ret(err);
 }
@@ -929,7 +933,7 @@ static int collect_pids(int fd, const char *dir, struct pidset *s, unsigned dept
 	if (cg_read_at(fd, dir, "cgroup.procs", &text, err) < 0)
 		return moat_error_ret(err);
 	pidset_add_text(s, text);
-	if (list_subdirs(fd, dir, &subs, &nsubs, err) < 0)
+	if (cg_list_subdirs(fd, dir, &subs, &nsubs, err) < 0)
 		return moat_error_ret(err);
 	for (i = 0; i < nsubs && r == 0; i++) {
 		_cleanup_free_ char *sub = xasprintf("%s/%s", dir, subs[i]);
@@ -941,7 +945,7 @@ static int collect_pids(int fd, const char *dir, struct pidset *s, unsigned dept
 		else
 			r = collect_pids(sfd, sub, s, depth + 1, err);
 	}
-	free_names(subs, nsubs);
+	cg_free_names(subs, nsubs);
 	return r;
 }
 
@@ -1111,16 +1115,32 @@ static int wait_empty(struct moat_cgroup *cg, moat_error *err)
 	}
 }
 
+/* /moat's real-time budget back down to what its children still hold: a failure is only a
+ * warning, since the container is gone either way. */
+static void give_back_budget(struct moat_cgroup *cg, moat_error *err)
+{
+	_cleanup_error_ moat_error why = MOAT_ERROR_INIT;
+
+	if (cg_rt_release(cg, &why) < 0)
+		moat_error_warn(err, "destroy cgroup '%s': %s", cg->path, why.msg);
+}
+
 int moat_cgroup_destroy(struct moat_cgroup *cg, moat_error *err)
 {
+	bool budget;
 	size_t i;
 
 	if (!moat_cgroup_exists(cg))
 		return 0;
 	if (moat_cgroup_kill_all(cg, SIGKILL, err) < 0 || wait_empty(cg, err) < 0)
 		return moat_error_prefix(err, "destroy cgroup '%s'", cg->path);
+	budget = cg_rt_parent_has_budget(cg);
+	if (budget)
+		cg_rt_drop(cg);
 	for (i = 0; i < cg->n; i++)
 		if (cg->h[i].fd >= 0 && hier_remove(cg, &cg->h[i], err) < 0)
 			return moat_error_prefix(err, "destroy cgroup '%s'", cg->path);
+	if (budget)
+		give_back_budget(cg, err);
 	return 0;
 }

@@ -87,8 +87,9 @@ int moat_cgroup_kill_all(struct moat_cgroup *cg, int sig, moat_error *err);
 int moat_cgroup_freeze(struct moat_cgroup *cg, bool frozen, moat_error *err);
 int moat_cgroup_is_frozen(struct moat_cgroup *cg, bool *ret, moat_error *err);
 /* SIGKILL what remains, wait (about 5 s at most) until no process is left, and remove the
- * cgroup and its sub-cgroups in every hierarchy. Parent levels such as /moat are left. An
- * absent cgroup is fine. */
+ * cgroup and its sub-cgroups in every hierarchy. Parent levels such as /moat are left, but
+ * /moat's real-time budget goes down to what its remaining children hold (a failure there is
+ * a warning in err). An absent cgroup is fine. */
 int moat_cgroup_destroy(struct moat_cgroup *cg, moat_error *err);
 
 /* The cgroup's path relative to each hierarchy root, as /proc/<pid>/cgroup shows it. */

@@ -18,11 +18,15 @@
 # The container IDs of this file start with $CG_PREFIX, unique to one run of
 # the file, so that its last test can tell none of them left a cgroup.
 #
-# Not read back here, because no host of this project can: a non-zero
-# cpu.realtimeRuntime (the /moat parent has no real-time budget to share, and
-# giving it some would change a cgroup other containers use), per-device
-# blockIO weights where the disk's I/O scheduler is not BFQ, rdma limits (no
-# RDMA device).
+# A real-time runtime under /moat comes out of the root's real-time budget:
+# moat raises /moat's cpu.rt_runtime_us by what the container needs (the
+# kernel lets a child have at most what its parent has) and lowers it again
+# when the container is deleted; the tests of it check /moat's budget before
+# and after, so they expect no other moat to be changing it meanwhile.
+#
+# Not read back here, because no host of this project can: per-device blockIO
+# weights where the disk's I/O scheduler is not BFQ, rdma limits (no RDMA
+# device).
 
 # shellcheck disable=SC2016 # single-quoted scripts and jq filters expand later
 # shellcheck disable=SC2030,SC2031 # CID changes per case within one test
@@ -364,12 +368,71 @@ refuse_config() {
 	if [[ ! -e $(v1_mount cpu)/cpu.rt_runtime_us ]]; then
 		skip "the kernel has no real-time group scheduling (CONFIG_RT_GROUP_SCHED)"
 	fi
-	# A runtime of 0 is all a child of /moat can have while /moat has no
-	# real-time budget (see the header); the period shows the write happened.
+	# a runtime of 0 needs no budget; the period shows the write happened
 	cfg_set '.linux.resources.cpu = {realtimePeriod: 500000, realtimeRuntime: 0}'
 	start_sleeper
 	assert_cg cpu cpu.rt_period_us 500000
 	assert_cg cpu cpu.rt_runtime_us 0
+}
+
+# rt_budget: /moat's cpu.rt_runtime_us in the cpu hierarchy.
+rt_budget() {
+	cat "$(v1_mount cpu)/moat/cpu.rt_runtime_us"
+}
+
+require_rt_budget() {
+	require_v1 cpu
+	local root
+	root=$(v1_mount cpu)
+	if [[ ! -e $root/cpu.rt_runtime_us ]]; then
+		skip "the kernel has no real-time group scheduling (CONFIG_RT_GROUP_SCHED)"
+	fi
+	if (($(cat "$root/cpu.rt_runtime_us") < 0)); then
+		skip "real-time throttling is off on this host (sched_rt_runtime_us -1)"
+	fi
+}
+
+# issue 14 (21): /moat starts with no real-time budget, and a child can have at most its
+# parent's, so before moat raised /moat's no container could get any runtime at all.
+@test "cpu.realtimeRuntime: /moat gets the budget from the root, a real-time task runs in the container, delete gives it back" {
+	require_rt_budget
+	local before policy
+	mkdir -p "$(v1_mount cpu)/moat"
+	before=$(rt_budget)
+	cfg_set '.linux.resources.cpu = {realtimePeriod: 1000000, realtimeRuntime: 10000}'
+	start_sleeper
+	assert_cg cpu cpu.rt_runtime_us 10000
+	(($(rt_budget) >= 10000)) || fail "/moat holds $(rt_budget) us, less than its child's 10000"
+	# the budget is real: the container's process can be made SCHED_FIFO (the kernel refuses
+	# that in a group without real-time runtime)
+	chrt -f -p 1 "$(host_pid)"
+	policy=$(chrt -p "$(host_pid)")
+	[[ $policy == *SCHED_FIFO* ]] || fail "chrt -p: $policy"
+	# update takes more the same way
+	run_moat update --cpu-rt-runtime 20000 "$CID"
+	assert_success
+	assert_equal "$(cg_read cpu cpu.rt_runtime_us)" 20000
+	(($(rt_budget) >= 20000)) || fail "/moat holds $(rt_budget) us, less than its child's 20000"
+	run_moat delete --force "$CID"
+	assert_success
+	# shellcheck disable=SC2154 # run_moat sets stderr
+	assert_equal "$stderr" ''
+	(($(rt_budget) <= before)) || fail "/moat holds $(rt_budget) us after delete, $before before"
+	if ((before == 0)); then
+		assert_equal "$(rt_budget)" 0
+	fi
+}
+
+@test "cpu.realtimeRuntime under a parent that is not moat's own /moat is refused naming that parent's budget" {
+	require_rt_budget
+	local parent=moat-test-rt-$$-$RANDOM
+	cfg_set '.linux.cgroupsPath = $p | .linux.resources.cpu = {realtimePeriod: 1000000, realtimeRuntime: 10000}' \
+		--arg p "/$parent/$CID"
+	cfg_args echo must-not-run
+	run_moat create --bundle "$BUNDLE" --pid-file "$(pid_file)" "$CID"
+	assert_moat_error "linux\.resources\.cpu\.realtimeRuntime: write '10000' to '.*/$parent/$CID/cpu\.rt_runtime_us': Invalid argument; the parent cgroup '.*/$parent' has a real-time budget \(cpu\.rt_runtime_us\) of 0 of every 1000000 us, 0 of it held by its other children, and moat raises no budget but that of its own /moat"
+	assert_no_residue "$CID"
+	[[ ! -e $(v1_mount cpu)/$parent ]] || fail "the parent $parent remains"
 }
 
 @test "cpu.realtimeRuntime beyond the host's whole real-time budget is refused, naming cpu.rt_runtime_us" {
@@ -384,8 +447,9 @@ refuse_config() {
 	if ((runtime < 0 || runtime >= period)); then
 		skip "real-time throttling is off on this host (sched_rt_runtime_us $runtime)"
 	fi
+	# /moat can be given at most what the root has; the message names both budgets
 	refuse_config ".linux.resources.cpu = {realtimePeriod: $period, realtimeRuntime: $((runtime + 1))}" \
-		'linux\.resources\.cpu\.realtimeRuntime.*cpu\.rt_runtime_us'
+		"linux\.resources\.cpu\.realtimeRuntime: $((runtime + 1)) of every $period us does not fit: moat's parent cgroup '.*/moat' would need a real-time budget \(cpu\.rt_runtime_us\) of [0-9]+ of every [0-9]+ us for its containers, and the root cgroup's $runtime of every $period us leaves it [0-9]+ beside the other cgroups' budgets"
 }
 
 @test "cpu.cpus and cpu.mems: cpuset.cpus and cpuset.mems, and the container runs on them" {

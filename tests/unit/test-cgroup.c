@@ -120,6 +120,7 @@ static struct {
 	bool no_bfq;            /* a kernel without BFQ: no blkio.bfq.* files */
 	bool kmem_ignored;      /* memory.kmem.limit_in_bytes takes writes and ignores them */
 	bool no_kmem;           /* a kernel without memory.kmem.* files */
+	bool no_rt;             /* a kernel without CONFIG_RT_GROUP_SCHED: no cpu.rt_* files */
 	const char *full_file;  /* made as /dev/full, so writes to it fail with ENOSPC */
 	char *filters;          /* a line per v2 device filter installed: its cgroup's directory */
 } F;
@@ -181,7 +182,8 @@ static void populate(int dirfd, const char *mnt, bool v2)
 				 v2_files[i].content ? v2_files[i].content : F.v2_ctrls);
 	for (i = 0; !v2 && i < MOAT_ARRAY_SIZE(v1_files); i++)
 		if (in_list(base, v1_files[i].ctrl, ",") && !(F.no_bfq && strstr(v1_files[i].name, "bfq")) &&
-		    !(F.no_kmem && strstr(v1_files[i].name, ".kmem.")))
+		    !(F.no_kmem && strstr(v1_files[i].name, ".kmem.")) &&
+		    !(F.no_rt && strstr(v1_files[i].name, ".rt_")))
 			put_file(dirfd, v1_files[i].name, v1_files[i].content);
 	if (F.full_file != NULL && faccessat(dirfd, F.full_file, F_OK, 0) == 0) {
 		assert_int_equal(unlinkat(dirfd, F.full_file, 0), 0);
@@ -827,6 +829,17 @@ static void test_unsupported_v1(void **state)
 	create_fails("{\"blockIO\": {\"weight\": 500}}",
 		     "linux.resources.blockIO.weight: not supported on this host "
 		     "(no blkio.weight or blkio.bfq.weight)");
+	fake_teardown(NULL);
+
+	/* issue 14 (21): without real-time group scheduling, the message says so */
+	F.no_rt = true;
+	fake_setup(MOAT_CGROUP_V1);
+	create_fails("{\"cpu\": {\"realtimeRuntime\": 1000}}",
+		     "linux.resources.cpu.realtimeRuntime: not supported on this host: the kernel "
+		     "has no real-time group scheduling (no cpu.rt_runtime_us)");
+	create_fails("{\"cpu\": {\"realtimePeriod\": 1000000}}",
+		     "linux.resources.cpu.realtimePeriod: not supported on this host: the kernel "
+		     "has no real-time group scheduling (no cpu.rt_period_us)");
 }
 
 static void test_unsupported_hybrid(void **state)
@@ -996,6 +1009,35 @@ static void test_kernel_memory_ignored_v2(void **state)
 	cg = create_warns("{\"memory\": {\"kernel\": -1}}", NULL);
 	assert_null(moat_cgroup_ignored(cg));
 	moat_cgroup_free(cg);
+}
+
+/* ---- the real-time budget's arithmetic (the kernel's to_ratio) ------------------------------ */
+
+static void test_rt_share(void **state)
+{
+	static const int64_t periods[] = { 1, 1000, 100000, 1000000, 3000000 };
+	static const uint64_t shares[] = { 0, 1, 2, 1000, 996147, CG_RT_UNIT - 1, CG_RT_UNIT,
+					   3 * CG_RT_UNIT + 5 };
+	size_t i, j;
+
+	assert_int_equal(cg_rt_share(950000, 1000000), 996147);
+	assert_int_equal(cg_rt_runtime_for(996147, 1000000), 950000);
+	assert_int_equal(cg_rt_share(0, 1000000), 0);
+	assert_int_equal(cg_rt_share(-1, 1000000), CG_RT_UNIT);
+	assert_int_equal(cg_rt_share(1000000, 1000000), CG_RT_UNIT);
+	assert_int_equal(cg_rt_share(10, 0), 0);
+	assert_int_equal(cg_rt_runtime_for(CG_RT_UNIT, 1000000), 1000000);
+	assert_int_equal(cg_rt_runtime_for(0, 1000000), 0);
+	assert_int_equal(cg_rt_runtime_for(1, 1000000), 1);
+	/* the least runtime that holds the share: it does, and one less does not */
+	for (i = 0; i < MOAT_ARRAY_SIZE(periods); i++)
+		for (j = 0; j < MOAT_ARRAY_SIZE(shares); j++) {
+			uint64_t r = cg_rt_runtime_for(shares[j], periods[i]);
+
+			assert_true(cg_rt_share((int64_t)r, periods[i]) >= shares[j]);
+			if (r > 0)
+				assert_true(cg_rt_share((int64_t)r - 1, periods[i]) < shares[j]);
+		}
 }
 
 /* ---- linux.devices on v1: each listed device allowed after the config's rules ---------------- */
@@ -1496,6 +1538,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_unsupported_v2, fake_teardown),
 		cmocka_unit_test_teardown(test_kernel_memory_ignored_v1, fake_teardown),
 		cmocka_unit_test_teardown(test_kernel_memory_ignored_v2, fake_teardown),
+		cmocka_unit_test(test_rt_share),
 		cmocka_unit_test_teardown(test_v1_listed_devices, fake_teardown),
 		cmocka_unit_test_teardown(test_write_rejected, fake_teardown),
 		cmocka_unit_test_teardown(test_rollback_keeps_existing, fake_teardown),
