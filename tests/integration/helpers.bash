@@ -303,9 +303,12 @@ make_bundle() {
 	"$MOAT_BINARY" spec --bundle "$dir" || return 1
 	BUNDLE=$dir
 	CONFIG=$dir/config.json
-	cfg_set '.process.terminal = false | .linux.namespaces += [{type: "user"}]
-		| .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
-		| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]'
+	# (a spec that already names one, as older moats wrote it, is left as it is)
+	cfg_set '.process.terminal = false
+		| if any(.linux.namespaces[]; .type == "user") then . else
+			.linux.namespaces += [{type: "user"}]
+			| .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+			| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}] end'
 }
 
 # cfg_set FILTER [JQ OPTIONS...]: edit $CONFIG in place with jq, e.g.
