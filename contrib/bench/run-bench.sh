@@ -57,9 +57,10 @@ chmod 755 "$work" "$bundle" "$bundle/rootfs"
 sed -i 's/"sh"/"\/bin\/true"/' "$bundle/config.json"
 # moat spec leaves the user namespace to moat's policy (auto-userns), which runc and crun do
 # not have: the three get the same one, mapping root to host uid 100000.
-jq '.linux.namespaces += [{type: "user"}]
+# (an older moat's spec names one already)
+jq 'if any(.linux.namespaces[]; .type == "user") then . else .linux.namespaces += [{type: "user"}]
 	| .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
-	| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]' \
+	| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}] end' \
 	"$bundle/config.json" >"$bundle/config.json.new"
 mv "$bundle/config.json.new" "$bundle/config.json"
 # crun 1.8 refuses ociVersion 1.2.0 ("unknown version specified"); the
