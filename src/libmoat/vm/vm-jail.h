@@ -8,7 +8,7 @@
  * and a minimal /dev (plus /dev/kvm with the kvm accelerator). Its process has no
  * capabilities, no_new_privs, and runs as root of the container's user namespace, an
  * unprivileged uid on the host. The init, once started, does not exec the user's program:
- * it becomes the supervisor, starts QEMU inside that jail and relays (vm-relay.h).
+ * it becomes the supervisor (vm-supervise.h), starts QEMU inside that jail and relays.
  *
  * The workload controls the rootfs and its volumes, so nothing it holds may reach the jail:
  *   - the jail's own mounts come first and are resolved in the jail's root, which moat made;
@@ -30,6 +30,7 @@
 #include "proto.h"
 #include "rootfs.h"
 #include "vm-select.h"
+#include "vm-supervise.h"
 
 /* The host's QEMU, opened by moat before the jail is built. */
 #define MOAT_VM_HOST_QEMU "/usr/bin/qemu-system-x86_64"
@@ -57,36 +58,11 @@ void moat_vm_assets_free(struct moat_vm_assets *a);
  * state_dirfd/MOAT_VM_JAIL_DIR. */
 int moat_vm_jail_make_root(int state_dirfd, moat_error *err);
 
-/* What the init needs to be the supervisor. */
-struct moat_vm_session {
-	struct moat_vm_choice vm;
-	struct moat_msg_start start; /* for the workload */
-	int exec_fd;                 /* the listening socket moat exec connects to */
-	int qemu_fd;                 /* the host's QEMU (moat_vm_assets.qemu_fd, not owned) */
-	struct moat_rootfs_inner workload; /* the workload's mounts inside /rootfs */
-	size_t *workload_index;      /* workload.index's storage */
-	char **workload_landed;      /* workload.landed's storage (filled in by the init) */
-	size_t n_workload;           /* how many mounts of the jail are the workload's */
-	char **guest_dirs;           /* workload.dirs's storage */
-	bool share_readonly;         /* nothing in /rootfs is writable: export it read-only */
-};
-
-/* Closes exec_fd (the supervisor holds its own copy); accepts NULL. */
-void moat_vm_session_free(struct moat_vm_session *s);
-
 /* The config the jail is built from: user's namespaces, cgroup and resources, root at
  * jail_root, the mounts described above (their layout in s->workload and
  * s->share_readonly), the supervisor as its process under the VMM's seccomp filter. */
 int moat_vm_jail_config(const struct oci_config *user, const char *rootfs,
 			const char *jail_root, const struct moat_vm_assets *a,
 			struct moat_vm_session *s, struct oci_config **ret, moat_error *err);
-
-/* The container's network namespace holds nothing but lo: the guest gets no network yet,
- * and a container that expects one must not run without it. Run in the init. */
-int moat_vm_check_network(moat_error *err);
-
-/* Be the supervisor: start QEMU in the jail, relay, return the workload's exit code (a
- * failure prints one line to stderr first). Run by the init once the container starts. */
-int moat_vm_supervise(const struct moat_vm_session *s, bool terminal);
 
 #endif

@@ -1,0 +1,124 @@
+/* moat: the supervisor the container init becomes in microVM mode (vm-supervise.h). */
+#include "vm-supervise.h"
+
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "utils.h"
+#include "vm-guest-spec.h"
+#include "vm-jail.h"
+#include "vm-launch.h"
+#include "vm-relay.h"
+
+/* Under TCG a guest boots in about a second; on a loaded machine several. */
+#define VM_BOOT_TIMEOUT_MS 60000
+
+void moat_vm_session_free(struct moat_vm_session *s)
+{
+	if (s == NULL)
+		return;
+	if (s->exec_fd >= 0)
+		close(s->exec_fd);
+	moat_vm_start_free(&s->start);
+	free(s->workload_index);
+	for (size_t i = 0; s->workload_landed != NULL && i < s->n_workload; i++)
+		free(s->workload_landed[i]);
+	free(s->workload_landed);
+	for (size_t i = 0; s->guest_dirs != NULL && s->guest_dirs[i] != NULL; i++)
+		free(s->guest_dirs[i]);
+	free(s->guest_dirs);
+	free(s);
+}
+
+int moat_vm_check_network(moat_error *err)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	int r = 0;
+
+	if (ifs == NULL)
+		return moat_error_set(err, errno, "microvm: list the network interfaces");
+	for (i = ifs; i->if_index != 0 && r == 0; i++)
+		if (strcmp(i->if_name, "lo") != 0)
+			r = moat_error_msg(err, EOPNOTSUPP,
+					   "microvm: the network namespace has interface %s; "
+					   "networking into the guest is not supported yet (run with "
+					   "a network namespace that holds only lo, e.g. "
+					   "--network none)",
+					   i->if_name);
+	if_freenameindex(ifs);
+	return r;
+}
+
+/* On a terminal the guest's pty does the line discipline: this side passes bytes through. */
+static void raw_terminal(int fd)
+{
+	struct termios t;
+
+	if (tcgetattr(fd, &t) == 0) {
+		cfmakeraw(&t);
+		tcsetattr(fd, TCSANOW, &t);
+	}
+}
+
+/* START as the guest gets it: each bind of the workload's at the place in the rootfs the
+ * init made it (vm-guest-spec.h). The copy borrows everything but its mounts array. */
+static struct moat_msg_start start_message(const struct moat_vm_session *s)
+{
+	struct moat_msg_start m = s->start;
+
+	m.mounts = xcalloc(m.n_mounts + 1, sizeof(*m.mounts));
+	memcpy(m.mounts, s->start.mounts, m.n_mounts * sizeof(*m.mounts));
+	for (size_t k = 0; k < s->n_workload; k++) {
+		size_t i = s->workload_index[k];
+
+		if (i < m.n_mounts && s->workload_landed[k] != NULL &&
+		    strcmp(m.mounts[i].type, MOAT_PROTO_SHARE_MOUNT) == 0)
+			m.mounts[i].dest = s->workload_landed[k];
+	}
+	return m;
+}
+
+int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
+{
+	struct moat_msg_start start = start_message(s);
+	moat_error err = MOAT_ERROR_INIT;
+	struct moat_vm_launch l = { .qemu = MOAT_VM_JAIL_QEMU, .qemu_fd = s->qemu_fd,
+				    .kernel = MOAT_VM_JAIL_KERNEL,
+				    .initramfs = MOAT_VM_JAIL_INITRAMFS,
+				    .rootfs = MOAT_VM_JAIL_ROOTFS,
+				    .rootfs_readonly = s->share_readonly, .vm = &s->vm };
+	struct moat_vm_relay r = { .in_fd = 0, .out_fd = 1, .err_fd = 2, .terminal = terminal,
+				   .start = &start, .exec_fd = s->exec_fd,
+				   .boot_timeout_ms = VM_BOOT_TIMEOUT_MS };
+	int sp[2], code = -1;
+
+	/* QEMU runs as the same uid: it may not ptrace or read the supervisor, which holds the
+	 * exec clients' fds and speaks for the container. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+		moat_error_set(&err, errno, "microvm: socketpair");
+		goto fail;
+	}
+	l.agent_fd = sp[1];
+	if (moat_vm_launch(&l, &r.vmm, &err) < 0)
+		goto fail;
+	close(sp[1]);
+	r.agent_fd = sp[0];
+	if (terminal)
+		raw_terminal(0);
+	if (moat_vm_relay_run(&r, &code, &err) < 0)
+		goto fail;
+	free(start.mounts);
+	return code;
+fail:
+	fprintf(stderr, "moat: %s\n", err.msg ? err.msg : "microvm: failed");
+	moat_error_clear(&err);
+	free(start.mounts);
+	return code >= 0 ? code : 125;
+}

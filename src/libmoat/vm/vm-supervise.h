@@ -1,0 +1,44 @@
+/* moat: the supervisor, what the container init becomes in microVM mode.
+ *
+ * Built inside the VMM's jail (vm-jail.h), the init starts QEMU there with moat's guest kernel
+ * and agent (vm-launch.h), sends the agent the workload (START, with each bind mount where
+ * the jail made it), and relays stdio, signals, resizes and exec requests until the workload
+ * exits (vm-relay.h); its exit status is the workload's.
+ */
+#ifndef MOAT_VM_SUPERVISE_H
+#define MOAT_VM_SUPERVISE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "proto.h"
+#include "rootfs.h"
+#include "vm-select.h"
+
+/* What the init needs to be the supervisor. */
+struct moat_vm_session {
+	struct moat_vm_choice vm;
+	struct moat_msg_start start; /* for the workload */
+	int exec_fd;                 /* the listening socket moat exec connects to */
+	int qemu_fd;                 /* the host's QEMU (moat_vm_assets.qemu_fd, not owned) */
+	struct moat_rootfs_inner workload; /* the workload's mounts inside /rootfs */
+	size_t *workload_index;      /* workload.index's storage */
+	char **workload_landed;      /* workload.landed's storage (filled in by the init) */
+	size_t n_workload;           /* how many mounts of the jail are the workload's */
+	char **guest_dirs;           /* workload.dirs's storage */
+	bool share_readonly;         /* nothing in /rootfs is writable: export it read-only */
+};
+
+/* Closes exec_fd (the supervisor holds its own copy); accepts NULL. */
+void moat_vm_session_free(struct moat_vm_session *s);
+
+/* The container's network namespace holds nothing but lo: the guest gets no network yet,
+ * and a container that expects one must not run without it. Run in the init. */
+int moat_vm_check_network(moat_error *err);
+
+/* Be the supervisor: start QEMU in the jail, relay, return the workload's exit code (a
+ * failure prints one line to stderr first). Run by the init once the container starts. */
+int moat_vm_supervise(const struct moat_vm_session *s, bool terminal);
+
+#endif
