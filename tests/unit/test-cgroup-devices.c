@@ -34,7 +34,7 @@
 
 #include <cmocka.h>
 
-#include "cgroup-internal.h"
+#include "cgroup/cgroup-internal.h"
 #include "cgroup-v2-devices.h"
 #include "oci-config.h"
 #include "utils.h"

@@ -24,7 +24,7 @@
 #include <cmocka.h>
 #include <yajl/yajl_tree.h>
 
-#include "cgroup-internal.h"
+#include "cgroup/cgroup-internal.h"
 #include "cgroup-stats.h"
 #include "oci-config.h"
 #include "utils.h"

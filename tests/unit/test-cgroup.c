@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "cgroup-internal.h"
+#include "cgroup/cgroup-internal.h"
 #include "oci-config.h"
 #include "utils.h"
 

@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "oci-config.h"
-#include "policy-internal.h"
+#include "policy/policy-internal.h"
 #include "utils.h"
 
 /* A policy file in a temporary directory; NULL json: the hardened preset, explicitly. */
