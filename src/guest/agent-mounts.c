@@ -402,7 +402,7 @@ static int make_mounts(int rootfd, const struct moat_msg_start *s, const int *sh
 
 	if (!mounts_dev(s)) {
 		/* nr_inodes: one inode per page of size=, as every tmpfs moat makes
-		 * (MOAT_TMPFS_BYTES_PER_INODE, src/libmoat/mount.h) */
+		 * (MOAT_TMPFS_BYTES_PER_INODE, src/libmoat/mount/mount.h) */
 		static const struct moat_proto_mount dev = {
 			"tmpfs", "tmpfs", "/dev", MS_NOSUID | MS_STRICTATIME,
 			"mode=755,size=65536k,nr_inodes=16384"

@@ -6,8 +6,8 @@
  * must decode and encode to the same bytes (the encoding is canonical).
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -include config.h \
- *     -Isrc/libmoat -Isrc/guest src/guest/fuzz-proto.c src/guest/proto.c \
- *     src/libmoat/error.c src/libmoat/utils.c -o fuzz-proto
+ *     -Isrc/libmoat -Isrc/guest tests/guest/fuzz-proto.c src/proto/proto.c \
+ *     src/libmoat/base/error.c src/libmoat/base/utils.c -o fuzz-proto
  *   ./fuzz-proto -max_total_time=60 CORPUS_DIR
  */
 #include <stdint.h>

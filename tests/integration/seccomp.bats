@@ -4,7 +4,7 @@
 # default profile (contrib/seccomp/default.json), and `moat exec`, which gets
 # the container's filter.
 #
-# src/libmoat/syscall-filter.h says how moat reads a profile; contrib/seccomp/
+# src/libmoat/seccomp/syscall-filter.h says how moat reads a profile; contrib/seccomp/
 # README.md what the default profile allows and which errno each denial gives.
 #
 # Most filters here allow everything and act on one syscall the busybox shell
@@ -1274,7 +1274,7 @@ clock_adjtime-monotonic: ENOSYS'
 	assert_line 'done'
 }
 
-# ---- the compiled-filter cache under the state root (src/libmoat/seccomp-bpf.c) --------
+# ---- the compiled-filter cache under the state root (src/libmoat/seccomp/seccomp-bpf.c) --------
 
 @test "cache: the compiled default profile is kept under the state root, reused, and a damaged entry is compiled again" {
 	make_bundle

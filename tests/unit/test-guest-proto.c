@@ -1,4 +1,4 @@
-/* Unit tests for the host/guest wire protocol (src/guest/proto.c).
+/* Unit tests for the host/guest wire protocol (src/proto/proto.c).
  *   - Every message round-trips through the encoder and decoder, with every field set and with
  *     none of the optional ones; one frame is checked byte for byte to pin the format.
  *   - Frames arrive in pieces: every prefix asks for more, and frames back to back decode one

@@ -1,4 +1,4 @@
-/* moat: the supervisor's conversation with the guest agent (src/guest/proto.h).
+/* moat: the supervisor's conversation with the guest agent (src/proto/proto.h).
  *
  * Once QEMU runs, the supervisor (the container's init in microVM mode) relays between the
  * container's side and the guest: the container's stdin goes to the workload as STDIN
