@@ -11,6 +11,7 @@
 #include "moat.h"
 #include "process.h"
 #include "process-attrs.h"
+#include "strv.h"
 #include "utils.h"
 
 static void usage(void)
@@ -67,12 +68,6 @@ static bool parse_u32(const char *s, uint32_t *ret)
 	return true;
 }
 
-static void push(char ***list, size_t *n, const char *s)
-{
-	*list = xrealloc(*list, (*n + 1) * sizeof(char *));
-	(*list)[(*n)++] = xstrdup(s);
-}
-
 /* Replace NAME=... in env, or append it. */
 static void set_env(struct oci_process *p, const char *kv)
 {
@@ -85,16 +80,16 @@ static void set_env(struct oci_process *p, const char *kv)
 			return;
 		}
 	}
-	push(&p->env, &p->env_len, kv);
+	strv_push(&p->env, &p->env_len, kv);
 }
 
 static void add_cap(struct oci_process *p, const char *cap)
 {
 	if (p->capabilities == NULL)
 		p->capabilities = xcalloc(1, sizeof(*p->capabilities));
-	push(&p->capabilities->bounding, &p->capabilities->bounding_len, cap);
-	push(&p->capabilities->effective, &p->capabilities->effective_len, cap);
-	push(&p->capabilities->permitted, &p->capabilities->permitted_len, cap);
+	strv_push(&p->capabilities->bounding, &p->capabilities->bounding_len, cap);
+	strv_push(&p->capabilities->effective, &p->capabilities->effective_len, cap);
+	strv_push(&p->capabilities->permitted, &p->capabilities->permitted_len, cap);
 }
 
 static int apply_user(struct oci_process *p, const char *spec)
@@ -120,7 +115,7 @@ static int apply_flags(struct oci_process *p, const struct flags *f, char **args
 	p->args = NULL;
 	p->args_len = 0;
 	for (i = 0; i < n; i++)
-		push(&p->args, &p->args_len, args[i]);
+		strv_push(&p->args, &p->args_len, args[i]);
 	for (i = 0; i < f->n_env; i++)
 		set_env(p, f->env[i]);
 	for (i = 0; i < f->n_caps; i++)
@@ -209,7 +204,7 @@ static int parse_flags(int argc, char **argv, struct flags *f, struct moat_exec_
 		case 'e':
 			if (strchr(optarg, '=') == NULL || optarg[0] == '=')
 				return moat_usage_error("exec", "--env: '%s' is not NAME=VALUE", optarg);
-			push(&f->env, &f->n_env, optarg);
+			strv_push(&f->env, &f->n_env, optarg);
 			break;
 		case 'u': f->user = optarg; break;
 		case 'g':
@@ -218,14 +213,14 @@ static int parse_flags(int argc, char **argv, struct flags *f, struct moat_exec_
 			f->gids = xrealloc(f->gids, (f->n_gids + 1) * sizeof(uint32_t));
 			f->gids[f->n_gids++] = v;
 			break;
-		case 'c': push(&f->caps, &f->n_caps, optarg); break;
+		case 'c': strv_push(&f->caps, &f->n_caps, optarg); break;
 		case 'N': f->no_new_privs = true; break;
 		case 'F':
 			if (!parse_u32(optarg, &v) || v > INT_MAX - 3)
 				return moat_usage_error("exec", "--preserve-fds: '%s' is not a count", optarg);
 			o->preserve_fds = (int)v;
 			break;
-		case 'G': push(&f->cgroups, &f->n_cgroups, optarg); break;
+		case 'G': strv_push(&f->cgroups, &f->n_cgroups, optarg); break;
 		case 'I': o->ignore_paused = true; break;
 		case 'L': f->selinux_label = optarg; break;
 		case 'A': f->apparmor_profile = optarg; break;

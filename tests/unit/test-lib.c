@@ -24,6 +24,7 @@
 
 #include "mount-options.h"
 #include "safe-path.h"
+#include "strv.h"
 #include "utils.h"
 
 /* ---- mount options ------------------------------------------------------------------------ */
@@ -251,6 +252,34 @@ static void test_opts_errors(void **state)
 	moat_mount_opts_release(&o);
 	assert_false(moat_mount_opt_known("size=1m"));
 	assert_false(moat_mount_opt_known("RO"));
+}
+
+/* ---- strv --------------------------------------------------------------------------------- */
+
+static void test_strv(void **state)
+{
+	const char *const src[] = { "a", "bc" };
+	char **v = strv_copy(src, 2), **e = strv_copy(NULL, 0), **p = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_string_equal(v[0], "a");
+	assert_string_equal(v[1], "bc");
+	assert_null(v[2]);
+	assert_ptr_not_equal(v[0], src[0]);
+	assert_non_null(e);
+	assert_null(e[0]);
+	strv_push(&p, &n, "x");
+	strv_push(&p, &n, "y");
+	assert_int_equal(n, 2);
+	assert_string_equal(p[0], "x");
+	assert_string_equal(p[1], "y");
+	assert_null(p[2]);
+	strv_free(v);
+	strv_free(e);
+	strv_free_n(p, n);
+	strv_free(NULL);
+	strv_free_n(NULL, 3);
 }
 
 /* ---- safe-path ------------------------------------------------------------------------------ */
@@ -618,6 +647,7 @@ int main(void)
 		cmocka_unit_test(test_opts_data_passthrough),
 		cmocka_unit_test(test_opts_last_wins),
 		cmocka_unit_test(test_opts_errors),
+		cmocka_unit_test(test_strv),
 		SP_TEST(test_sp_mode),
 		SP_TEST(test_sp_plain),
 		SP_TEST(test_sp_absolute_links),

@@ -146,9 +146,8 @@ int cg_read_at(int dirfd, const char *dir, const char *file, char **ret, moat_er
 int cg_write_at(int dirfd, const char *dir, const char *file, const char *value,
 		moat_error *err);
 bool cg_has_file(const struct cg_hier *h, const char *file);
-/* The names of the sub-directories (sub-cgroups) of fd; cg_free_names() frees them. */
+/* The names of the sub-directories (sub-cgroups) of fd, a NULL-terminated list (strv.h). */
 int cg_list_subdirs(int fd, const char *dir, char ***ret, size_t *ret_n, moat_error *err);
-void cg_free_names(char **names, size_t n);
 void cg_sleep_ms(unsigned ms);
 size_t cg_path_levels(const char *path);
 int cg_open_level(const struct cg_hier *h, const char *path, size_t n, char **ret_dir,

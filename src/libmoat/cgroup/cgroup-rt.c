@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/file.h>
 
+#include "strv.h"
 #include "utils.h"
 
 #define RT_RUNTIME "cpu.rt_runtime_us"
@@ -115,7 +116,7 @@ static int children_share(int fd, const char *dir, const char *skip, uint64_t *r
 		else if ((r = read_budget(sfd, sub, &b, err)) == 0)
 			sum += cg_rt_share(b.runtime, b.period);
 	}
-	cg_free_names(subs, n);
+	strv_free_n(subs, n);
 	if (r == 0)
 		*ret = sum;
 	return r;

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "mountinfo.h"
+#include "strv.h"
 #include "utils.h"
 
 #define DEFAULT_FSROOT "/sys/fs/cgroup"
@@ -185,22 +186,12 @@ int cg_list_subdirs(int fd, const char *dir, char ***ret, size_t *ret_n, moat_er
 		if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
-		names = xrealloc(names, (n + 1) * sizeof(*names));
-		names[n++] = xstrdup(de->d_name);
+		strv_push(&names, &n, de->d_name);
 	}
 	closedir(d);
 	*ret = names;
 	*ret_n = n;
 	return 0;
-}
-
-void cg_free_names(char **names, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
 }
 
 /* ---- where cgroupfs is, and what is mounted there ----------------------------------------- */
@@ -305,8 +296,7 @@ static bool scan_seen(struct scan *s, const char *dev)
 	for (i = 0; i < s->ndevs; i++)
 		if (strcmp(s->devs[i], dev) == 0)
 			return true;
-	s->devs = xrealloc(s->devs, (s->ndevs + 1) * sizeof(*s->devs));
-	s->devs[s->ndevs++] = xstrdup(dev);
+	strv_push(&s->devs, &s->ndevs, dev);
 	return false;
 }
 
@@ -360,7 +350,7 @@ static int scan_mounts(struct moat_cgroup *cg, moat_error *err)
 				   fsroot());
 	else if (cg->h[cg->n - 1].v2)
 		r = read_v2_controllers(&cg->h[cg->n - 1], err);
-	cg_free_names(s.devs, s.ndevs);
+	strv_free_n(s.devs, s.ndevs);
 	free(s.v2_mnt);
 	return r;
 }
@@ -664,7 +654,7 @@ static int remove_cgroup(int parentfd, const char *name, const char *dir, unsign
 
 		r = remove_cgroup(fd, subs[i], sub, depth + 1, err);
 	}
-	cg_free_names(subs, nsubs);
+	strv_free_n(subs, nsubs);
 	if (r < 0)
 		return r;
 	if (cg_hooks != NULL && cg_hooks->removing_dir != NULL)
@@ -945,7 +935,7 @@ static int collect_pids(int fd, const char *dir, struct pidset *s, unsigned dept
 		else
 			r = collect_pids(sfd, sub, s, depth + 1, err);
 	}
-	cg_free_names(subs, nsubs);
+	strv_free_n(subs, nsubs);
 	return r;
 }
 

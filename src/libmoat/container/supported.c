@@ -15,16 +15,8 @@
 #include "vm-select.h"
 #include "process-attrs.h"
 #include "syscall-filter.h"
+#include "strv.h"
 #include "utils.h"
-
-static char **strv_dup(const char *const *src, size_t n)
-{
-	char **v = xcalloc(n + 1, sizeof(char *));
-
-	for (size_t i = 0; i < n; i++)
-		v[i] = xstrdup(src[i]);
-	return v;
-}
 
 /* "CAP_CHOWN" .. up to the last capability this kernel knows. */
 static char **capability_names(size_t *ret_n)
@@ -62,7 +54,7 @@ static char **names_of(enum moat_seccomp_names which, size_t *ret_n)
 	while (v[n] != NULL)
 		n++;
 	*ret_n = n;
-	return strv_dup(v, n);
+	return strv_copy(v, n);
 }
 
 static struct oci_features_seccomp *seccomp_features(void)
@@ -87,7 +79,7 @@ static struct oci_features_linux *linux_features(void)
 
 	for (i = 0; i < MOAT_NS_COUNT; i++)
 		ns[i] = moat_ns_oci_name((enum moat_ns)i);
-	lx->namespaces = strv_dup(ns, MOAT_NS_COUNT);
+	lx->namespaces = strv_copy(ns, MOAT_NS_COUNT);
 	lx->namespaces_len = MOAT_NS_COUNT;
 	lx->capabilities = capability_names(&lx->capabilities_len);
 	lx->cgroup = xcalloc(1, sizeof(*lx->cgroup));
@@ -188,11 +180,11 @@ int moat_features_json(const char *policy, char **ret, moat_error *err)
 
 	for (i = 0; i < MOAT_HOOK_KIND_COUNT; i++)
 		hooks[i] = moat_hook_kind_name((enum moat_hook_kind)i);
-	f.hooks = strv_dup(hooks, MOAT_HOOK_KIND_COUNT);
+	f.hooks = strv_copy(hooks, MOAT_HOOK_KIND_COUNT);
 	f.hooks_len = MOAT_HOOK_KIND_COUNT;
 	while (opts[n] != NULL)
 		n++;
-	f.mount_options = strv_dup(opts, n);
+	f.mount_options = strv_copy(opts, n);
 	f.mount_options_len = n;
 	f.linux = linux_features();
 	oci_string_map_set(&f.annotations, "org.opencontainers.runtime-spec.features.runtime",

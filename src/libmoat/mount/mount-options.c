@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/mount.h>
 
+#include "strv.h"
 #include "utils.h"
 
 enum opt_kind {
@@ -154,13 +155,6 @@ const char *const *moat_mount_opt_names(void)
 	return names;
 }
 
-static void strv_push(char ***v, size_t *n, const char *s)
-{
-	*v = xrealloc(*v, (*n + 2) * sizeof(char *));
-	(*v)[(*n)++] = xstrdup(s);
-	(*v)[*n] = NULL;
-}
-
 static void set_bits(uint64_t *set, uint64_t *clr, uint64_t bits, bool clear)
 {
 	if (clear) {
@@ -278,15 +272,6 @@ int moat_mount_opts_parse(char *const *opts, size_t n, struct moat_mount_opts *r
 	o.data_str = moat_mount_data_join(o.data, o.data_len);
 	*ret = o;
 	return 0;
-}
-
-static void strv_free(char **v)
-{
-	char **p;
-
-	for (p = v; p != NULL && *p != NULL; p++)
-		free(*p);
-	free(v);
 }
 
 void moat_mount_opts_release(struct moat_mount_opts *o)

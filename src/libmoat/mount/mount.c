@@ -21,6 +21,7 @@
 #include <linux/magic.h>
 
 #include "safe-path.h"
+#include "strv.h"
 #include "utils.h"
 
 #ifndef ST_NOSYMFOLLOW
@@ -454,7 +455,7 @@ static int read_cgroups(struct moat_mount_env *env, moat_error *err)
 {
 	_cleanup_free_ char *buf = NULL;
 	char *line, *save = NULL;
-	size_t n = 0;
+	size_t n = 0, n_path = 0;
 
 	if (read_file_at(AT_FDCWD, "/proc/self/cgroup", PROC_FILE_MAX, &buf, NULL, err) < 0)
 		return moat_error_ret(err);
@@ -469,11 +470,8 @@ static int read_cgroups(struct moat_mount_env *env, moat_error *err)
 			env->cgroup_unified = xstrdup(end + 1);
 			continue;
 		}
-		env->cgroup_v1 = xrealloc(env->cgroup_v1, (n + 2) * sizeof(char *));
-		env->cgroup_v1_path = xrealloc(env->cgroup_v1_path, (n + 2) * sizeof(char *));
-		env->cgroup_v1_path[n] = xstrdup(end + 1);
-		env->cgroup_v1[n++] = xstrdup(ctrl);
-		env->cgroup_v1[n] = env->cgroup_v1_path[n] = NULL;
+		strv_push(&env->cgroup_v1, &n, ctrl);
+		strv_push(&env->cgroup_v1_path, &n_path, end + 1);
 	}
 	return 0;
 }
@@ -499,16 +497,10 @@ fail:
 
 void moat_mount_env_release(struct moat_mount_env *env)
 {
-	char **p;
-
 	moat_mount_src_close(&env->host_sys);
 	free(env->gid_map);
-	for (p = env->cgroup_v1; p != NULL && *p != NULL; p++)
-		free(*p);
-	free(env->cgroup_v1);
-	for (p = env->cgroup_v1_path; p != NULL && *p != NULL; p++)
-		free(*p);
-	free(env->cgroup_v1_path);
+	strv_free(env->cgroup_v1);
+	strv_free(env->cgroup_v1_path);
 	free(env->cgroup_unified);
 	memset(env, 0, sizeof(*env));
 	env->host_sys.fd = -1;

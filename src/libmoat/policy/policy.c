@@ -25,6 +25,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "syscall-filter.h"
+#include "strv.h"
 #include "utils.h"
 
 /* What a rule's "allow" and "deny" lists hold, if it takes them. */
@@ -250,18 +251,6 @@ static int parse_doc(const char *data, size_t len, const char *source, struct po
 	return 0;
 }
 
-static char **empty_list(void)
-{
-	return xcalloc(1, sizeof(char *));
-}
-
-static void free_list(char **list, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(list[i]);
-	free(list);
-}
-
 static char *cap_canonical_name(int v)
 {
 	char *name = cap_to_name((cap_value_t)v), *r;
@@ -293,9 +282,9 @@ static void complete_ceiling(struct moat_policy *p, struct policy_rule_doc *e)
 
 	deny &= ~caps_mask((const char *const *)e->allow, e->allow_len);
 	p->cap_denied = deny;
-	free_list(e->deny, e->deny_len);
-	free_list(e->allow, e->allow_len);
-	e->allow = empty_list();
+	strv_free_n(e->deny, e->deny_len);
+	strv_free_n(e->allow, e->allow_len);
+	e->allow = strv_copy(NULL, 0);
 	e->allow_len = 0;
 	e->deny = xcalloc(65, sizeof(char *));
 	e->deny_len = 0;
@@ -366,9 +355,9 @@ static void complete(struct moat_policy *p)
 			e->enabled = on;
 		e->enabled_present = true;
 		if (rule_table[r].lists != LISTS_NONE && e->allow == NULL)
-			e->allow = empty_list();
+			e->allow = strv_copy(NULL, 0);
 		if (rule_table[r].lists != LISTS_NONE && e->deny == NULL && r != MOAT_RULE_CAPABILITY_CEILING)
-			e->deny = empty_list();
+			e->deny = strv_copy(NULL, 0);
 		if (r == MOAT_RULE_CAPABILITY_CEILING)
 			complete_ceiling(p, e);
 		ordered[r] = e;
@@ -380,7 +369,7 @@ static void complete(struct moat_policy *p)
 	d->rules = ordered;
 	d->rules_len = MOAT_RULE_COUNT;
 	if (d->container_may_relax == NULL)
-		d->container_may_relax = empty_list();
+		d->container_may_relax = strv_copy(NULL, 0);
 	complete_pool(p);
 	complete_vm(p);
 	for (size_t i = 0; i < d->container_may_relax_len; i++)

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 
 #include "caps.h"
+#include "strv.h"
 #include "utils.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -402,13 +403,9 @@ int moat_process_prepare_exec(const struct oci_process *p, int listen_fds, struc
 
 void moat_exec_free(struct moat_exec *e)
 {
-	char **p;
-
 	free(e->path);
 	free(e->argv);
-	for (p = e->envp; p && *p; p++)
-		free(*p);
-	free(e->envp);
+	strv_free(e->envp);
 	e->path = NULL;
 	e->argv = NULL;
 	e->envp = NULL;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "mount.h"
+#include "strv.h"
 #include "utils.h"
 #include "vm-seccomp.h"
 
@@ -138,15 +139,6 @@ static struct oci_config *copy_config(const struct oci_config *cfg, moat_error *
 	return copy;
 }
 
-static char **strv(const char *const *v, size_t n)
-{
-	char **r = xcalloc(n + 1, sizeof(*r));
-
-	for (size_t i = 0; i < n; i++)
-		r[i] = xstrdup(v[i]);
-	return r;
-}
-
 static void add_mount(struct oci_config *c, const char *dest, const char *type,
 		      const char *source, const char *const *opts, size_t n_opts)
 {
@@ -155,7 +147,7 @@ static void add_mount(struct oci_config *c, const char *dest, const char *type,
 	m->destination = xstrdup(dest);
 	m->type = xstrdup(type);
 	m->source = xstrdup(source);
-	m->options = strv(opts, n_opts);
+	m->options = strv_copy(opts, n_opts);
 	m->options_len = n_opts;
 	c->mounts = xrealloc(c->mounts, (c->mounts_len + 2) * sizeof(*c->mounts));
 	c->mounts[c->mounts_len++] = m;
@@ -316,12 +308,12 @@ static void jail_process(struct oci_config *jail)
 	for (size_t i = 0; i < p->args_len; i++)
 		free(p->args[i]);
 	free(p->args);
-	p->args = strv(args, 1);
+	p->args = strv_copy(args, 1);
 	p->args_len = 1;
 	for (size_t i = 0; i < p->env_len; i++)
 		free(p->env[i]);
 	free(p->env);
-	p->env = strv(env, 1);
+	p->env = strv_copy(env, 1);
 	p->env_len = 1;
 	free(p->cwd);
 	p->cwd = xstrdup("/");

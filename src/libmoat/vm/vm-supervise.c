@@ -10,6 +10,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "strv.h"
 #include "utils.h"
 #include "vm-guest-spec.h"
 #include "vm-jail.h"
@@ -27,12 +28,8 @@ void moat_vm_session_free(struct moat_vm_session *s)
 		close(s->exec_fd);
 	moat_vm_start_free(&s->start);
 	free(s->workload_index);
-	for (size_t i = 0; s->workload_landed != NULL && i < s->n_workload; i++)
-		free(s->workload_landed[i]);
-	free(s->workload_landed);
-	for (size_t i = 0; s->guest_dirs != NULL && s->guest_dirs[i] != NULL; i++)
-		free(s->guest_dirs[i]);
-	free(s->guest_dirs);
+	strv_free_n(s->workload_landed, s->n_workload);
+	strv_free(s->guest_dirs);
 	free(s);
 }
 
