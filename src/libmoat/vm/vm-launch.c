@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "strv.h"
 #include "utils.h"
 
 /* The fd number QEMU finds the agent's socket at. */
@@ -36,9 +37,7 @@ struct argv_builder {
 
 static void add(struct argv_builder *b, const char *s)
 {
-	b->v = xrealloc(b->v, (b->n + 2) * sizeof(*b->v));
-	b->v[b->n++] = xstrdup(s);
-	b->v[b->n] = NULL;
+	strv_push(&b->v, &b->n, s);
 }
 
 static void __attribute__((format(printf, 2, 3))) addf(struct argv_builder *b, const char *fmt, ...)
@@ -129,9 +128,7 @@ char **moat_vm_qemu_argv(const struct moat_vm_launch *l)
 
 void moat_vm_argv_free(char **argv)
 {
-	for (size_t i = 0; argv != NULL && argv[i] != NULL; i++)
-		free(argv[i]);
-	free(argv);
+	strv_free(argv);
 }
 
 int moat_vm_launch(const struct moat_vm_launch *l, pid_t *ret_pid, moat_error *err)
