@@ -170,13 +170,26 @@ int cg_allows_build(const struct oci_resources *res, const struct cg_listed *lis
 		    struct cg_allows *ret, moat_error *err);
 void cg_allows_clear(struct cg_allows *a);
 
+/* How a freezer is asked and watched (cg_v1_freezer, cg_v2_freezer): cg_freeze() writes
+ * value[frozen] to file, then looks with settled() until the kernel is done, for at most
+ * CG_FREEZE_TIMEOUT_MS; a freeze that does not settle is undone, and the error says
+ * "cgroup '<dir>': <not_settled[frozen]> after N ms". */
+struct cg_freezer {
+	const char *file;
+	const char *value[2];       /* written to thaw, to freeze */
+	bool ask_again;             /* written again before every look, not only the first */
+	int (*settled)(struct cg_hier *h, bool frozen, bool *ret, moat_error *err);
+	const char *not_settled[2]; /* the timeout's words, thawing and freezing */
+};
+int cg_freeze(struct cg_hier *h, const struct cg_freezer *f, bool frozen, moat_error *err);
+
 /* cgroup-v1.c */
 int cg_v1_init_level(const struct cg_hier *h, int parentfd, const char *parent_dir, int fd,
 		     const char *dir, moat_error *err);
 int cg_v1_plan_devices(const struct oci_resources *res, const struct cg_allows *allows,
 		       bool creating, struct cg_plan *p, moat_error *err);
 int cg_v1_order_memory(struct moat_cgroup *cg, struct cg_plan *p, moat_error *err);
-int cg_v1_freeze(struct cg_hier *h, bool frozen, moat_error *err);
+extern const struct cg_freezer cg_v1_freezer;
 int cg_v1_is_frozen(struct cg_hier *h, bool *ret, moat_error *err);
 
 /* cgroup-v2.c */
@@ -187,7 +200,7 @@ char *cg_v2_cpu_max(const struct oci_cpu *c, unsigned *ret_flags);
 int cg_v2_plan_unified(struct moat_cgroup *cg, const struct oci_string_map *unified,
 		       struct cg_plan *p, moat_error *err);
 int cg_v2_enable(struct moat_cgroup *cg, uint32_t ctrls, moat_error *err);
-int cg_v2_freeze(struct cg_hier *h, bool frozen, moat_error *err);
+extern const struct cg_freezer cg_v2_freezer;
 int cg_v2_is_frozen(struct cg_hier *h, bool *ret, moat_error *err);
 int cg_v2_kill(struct cg_hier *h, bool *ret_done, moat_error *err);
 

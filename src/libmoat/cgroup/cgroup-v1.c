@@ -210,33 +210,24 @@ int cg_v1_is_frozen(struct cg_hier *h, bool *ret, moat_error *err)
 	return 0;
 }
 
-/* Write the state until the kernel reports it: FREEZING turns into FROZEN once every task
- * stopped, and asking again helps a freeze that raced with a fork. */
-int cg_v1_freeze(struct cg_hier *h, bool frozen, moat_error *err)
+/* Settled when freezer.state reads what was written: FREEZING turns into FROZEN once every
+ * task stopped, and is not THAWED either. */
+static int v1_settled(struct cg_hier *h, bool frozen, bool *ret, moat_error *err)
 {
-	const char *want = frozen ? "FROZEN" : "THAWED";
-	unsigned waited = 0, step = 1;
+	_cleanup_free_ char *state = NULL;
 
-	for (;;) {
-		_cleanup_free_ char *state = NULL;
-
-		if (cg_write_at(h->fd, h->dir, "freezer.state", want, err) < 0 ||
-		    read_state(h, &state, err) < 0)
-			return moat_error_ret(err);
-		if (strcmp(state, want) == 0)
-			return 0;
-		if (waited >= CG_FREEZE_TIMEOUT_MS)
-			break;
-		cg_sleep_ms(step);
-		waited += step;
-		if (step < 100)
-			step *= 2;
-	}
-	if (frozen) {
-		_cleanup_error_ moat_error ignored = MOAT_ERROR_INIT;
-
-		cg_write_at(h->fd, h->dir, "freezer.state", "THAWED", &ignored);
-	}
-	return moat_error_msg(err, ETIMEDOUT, "cgroup '%s': freezer.state not %s after %u ms",
-			      h->dir, want, waited);
+	if (read_state(h, &state, err) < 0)
+		return moat_error_ret(err);
+	*ret = strcmp(state, cg_v1_freezer.value[frozen]) == 0;
+	return 0;
 }
+
+/* The state is written again on every look: asking again helps a freeze that raced with a
+ * fork. */
+const struct cg_freezer cg_v1_freezer = {
+	.file = "freezer.state",
+	.value = { "THAWED", "FROZEN" },
+	.ask_again = true,
+	.settled = v1_settled,
+	.not_settled = { "freezer.state not THAWED", "freezer.state not FROZEN" },
+};

@@ -219,35 +219,25 @@ int cg_v2_is_frozen(struct cg_hier *h, bool *ret, moat_error *err)
 			      h->dir);
 }
 
-/* Ask, then wait for cgroup.events to say so: freezing completes once every task stopped. */
-int cg_v2_freeze(struct cg_hier *h, bool frozen, moat_error *err)
+/* Settled when cgroup.events says so: freezing completes once every task stopped. */
+static int v2_settled(struct cg_hier *h, bool frozen, bool *ret, moat_error *err)
 {
-	unsigned waited = 0, step = 1;
+	bool now = !frozen;
 
-	if (cg_write_at(h->fd, h->dir, "cgroup.freeze", frozen ? "1" : "0", err) < 0)
+	if (cg_v2_is_frozen(h, &now, err) < 0)
 		return moat_error_ret(err);
-	for (;;) {
-		bool now = !frozen;
-
-		if (cg_v2_is_frozen(h, &now, err) < 0)
-			return moat_error_ret(err);
-		if (now == frozen)
-			return 0;
-		if (waited >= CG_FREEZE_TIMEOUT_MS)
-			break;
-		cg_sleep_ms(step);
-		waited += step;
-		if (step < 100)
-			step *= 2;
-	}
-	if (frozen) {
-		_cleanup_error_ moat_error ignored = MOAT_ERROR_INIT;
-
-		cg_write_at(h->fd, h->dir, "cgroup.freeze", "0", &ignored);
-	}
-	return moat_error_msg(err, ETIMEDOUT, "cgroup '%s': not %s after %u ms", h->dir,
-			      frozen ? "frozen" : "thawed", waited);
+	*ret = now == frozen;
+	return 0;
 }
+
+/* Asked once, then waited for. */
+const struct cg_freezer cg_v2_freezer = {
+	.file = "cgroup.freeze",
+	.value = { "0", "1" },
+	.ask_again = false,
+	.settled = v2_settled,
+	.not_settled = { "not thawed", "not frozen" },
+};
 
 /* cgroup.kill (Linux 5.14): SIGKILL to the whole subtree at once, forks included. */
 int cg_v2_kill(struct cg_hier *h, bool *ret_done, moat_error *err)

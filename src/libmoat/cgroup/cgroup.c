@@ -991,6 +991,34 @@ static int no_freezer(struct moat_cgroup *cg, moat_error *err)
 	return cg_fail(err, EOPNOTSUPP, "cgroup '%s': no freezer on this host", cg->path);
 }
 
+int cg_freeze(struct cg_hier *h, const struct cg_freezer *f, bool frozen, moat_error *err)
+{
+	_cleanup_error_ moat_error ignored = MOAT_ERROR_INIT;
+	unsigned waited = 0, step = 1;
+	bool asked = false, done = false;
+
+	for (;;) {
+		if ((!asked || f->ask_again) &&
+		    cg_write_at(h->fd, h->dir, f->file, f->value[frozen], err) < 0)
+			return moat_error_ret(err);
+		asked = true;
+		if (f->settled(h, frozen, &done, err) < 0)
+			return moat_error_ret(err);
+		if (done)
+			return 0;
+		if (waited >= CG_FREEZE_TIMEOUT_MS)
+			break;
+		cg_sleep_ms(step);
+		waited += step;
+		if (step < 100)
+			step *= 2;
+	}
+	if (frozen)
+		cg_write_at(h->fd, h->dir, f->file, f->value[false], &ignored);
+	return moat_error_msg(err, ETIMEDOUT, "cgroup '%s': %s after %u ms", h->dir,
+			      f->not_settled[frozen], waited);
+}
+
 int moat_cgroup_freeze(struct moat_cgroup *cg, bool frozen, moat_error *err)
 {
 	bool v2;
@@ -998,7 +1026,7 @@ int moat_cgroup_freeze(struct moat_cgroup *cg, bool frozen, moat_error *err)
 
 	if (h == NULL)
 		return no_freezer(cg, err);
-	return v2 ? cg_v2_freeze(h, frozen, err) : cg_v1_freeze(h, frozen, err);
+	return cg_freeze(h, v2 ? &cg_v2_freezer : &cg_v1_freezer, frozen, err);
 }
 
 int moat_cgroup_is_frozen(struct moat_cgroup *cg, bool *ret, moat_error *err)
