@@ -12,6 +12,7 @@
 #include "log.h"
 #include "policy.h"
 #include "sealed-exe.h"
+#include "spec.h"
 #include "utils.h"
 
 #define MOAT_DEFAULT_ROOT "/run/moat"
@@ -38,7 +39,7 @@ static const struct moat_command commands[] = {
 static void print_version(void)
 {
 	printf("moat version %s\n", PACKAGE_VERSION);
-	printf("spec: 1.2.0\n");
+	printf("spec: %s\n", MOAT_OCI_VERSION);
 	printf("+SECCOMP +CAP +USERNS +PIDFD +OPENAT2 %cSELINUX\n",
 #ifdef HAVE_SELINUX
 	       '+'

@@ -34,6 +34,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "process.h" /* MOAT_DEFAULT_PATH */
 #include "utils.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -49,9 +50,6 @@ struct child_report {
 	int32_t complete; /* msg says it all (the cause is in it): no strerror to add */
 	char msg[500];
 };
-
-/* The PATH execvp would use when the environment has none. */
-static const char default_path[] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /* ---- in the child ------------------------------------------------------------------------- */
 
@@ -170,7 +168,7 @@ static char *find_program(const struct moat_proto_process *p, int rfd)
 	if (strchr(name, '/') != NULL)
 		return xstrdup(name);
 	if (path == NULL)
-		path = default_path;
+		path = MOAT_DEFAULT_PATH;
 	while (true) {
 		const char *end = strchrnul(path, ':');
 		int dlen = (int)(end - path);

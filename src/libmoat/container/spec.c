@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "mount.h"
+#include "process.h"
 #include "syscall-filter.h"
 #include "utils.h"
 
@@ -28,12 +29,12 @@ MOAT_TMPFS_CHECK(SPEC_TMPFS_KIB, SPEC_TMPFS_INODES);
 
 static const char default_config[] =
 	"{"
-	"\"ociVersion\": \"1.2.0\","
+	"\"ociVersion\": \"" MOAT_OCI_VERSION "\","
 	"\"process\": {"
 	"  \"terminal\": false,"
 	"  \"user\": {\"uid\": 0, \"gid\": 0},"
 	"  \"args\": [\"sh\"],"
-	"  \"env\": [\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\","
+	"  \"env\": [\"PATH=" MOAT_DEFAULT_PATH "\","
 	"            \"TERM=xterm\"],"
 	"  \"cwd\": \"/\","
 	"  \"capabilities\": {\"bounding\": [], \"effective\": [], \"inheritable\": [],"

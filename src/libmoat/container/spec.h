@@ -8,6 +8,11 @@
 #include "error.h"
 #include "oci-config.h"
 
+/* The runtime-spec version moat implements: what `moat spec` writes, `moat features` reports
+ * as ociVersionMax and `moat --version` prints. The oldest it reads is MOAT_OCI_VERSION_MIN. */
+#define MOAT_OCI_VERSION "1.2.0"
+#define MOAT_OCI_VERSION_MIN "1.0.0"
+
 /* The default config. Container ids 0..65535 map to host 100000..165535,
  * none of which is a host account. rootless: map container root to uid/gid (the caller)
  * with a range of one, bind /sys instead of mounting it, no gid= for devpts,

@@ -14,6 +14,7 @@
 #include "policy.h"
 #include "vm-select.h"
 #include "process-attrs.h"
+#include "spec.h"
 #include "syscall-filter.h"
 #include "strv.h"
 #include "utils.h"
@@ -172,8 +173,8 @@ int moat_features_json(const char *policy, char **ret, moat_error *err)
 {
 	const char *hooks[MOAT_HOOK_KIND_COUNT];
 	const char *const *opts = moat_mount_opt_names();
-	struct oci_features f = { .oci_version_min = xstrdup("1.0.0"),
-				  .oci_version_max = xstrdup("1.2.0") };
+	struct oci_features f = { .oci_version_min = xstrdup(MOAT_OCI_VERSION_MIN),
+				  .oci_version_max = xstrdup(MOAT_OCI_VERSION) };
 	char *msg = NULL;
 	size_t n = 0, i;
 	int r;

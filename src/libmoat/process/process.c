@@ -21,8 +21,6 @@
 #include "strv.h"
 #include "utils.h"
 
-#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
 static const struct {
 	const char *name;
 	int resource;
@@ -330,7 +328,7 @@ static int find_program(const struct oci_process *p, char **ret, moat_error *err
 		*ret = xstrdup(arg0);
 		return 0;
 	}
-	copy = xstrdup(path ? path : DEFAULT_PATH);
+	copy = xstrdup(path ? path : MOAT_DEFAULT_PATH);
 	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
 		_cleanup_free_ char *cand = xasprintf("%s/%s", *dir ? dir : ".", arg0);
 

@@ -9,6 +9,10 @@
 #include "namespaces.h"
 #include "oci-config.h"
 
+/* The PATH a program is looked up in when the environment has none (execvp's), and the one
+ * `moat spec` writes; the guest agent looks up the same. */
+#define MOAT_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 /* Reject what can be judged before anything is created: sysctls the
  * container's namespaces do not own, hostname without a UTS namespace,
  * unknown rlimits and capabilities. Errors name the field. */
