@@ -36,6 +36,7 @@
 
 #include "cgroup/cgroup-internal.h"
 #include "cgroup-v2-devices.h"
+#include "fake-cgroup.h"
 #include "oci-config.h"
 #include "utils.h"
 
@@ -537,79 +538,37 @@ enum fake_layout {
 	FAKE_V1_NO_DEVS,     /* v1 pids only */
 };
 
+/* What these tests watch beyond the fake's log (fake-cgroup.h). */
 static struct {
-	char base[64];
-	char root[128];
-	char mountinfo[128];
-	char *log;                 /* "path=value\n" per write, "dir: filter\n" per program */
 	struct cg_dev_prog *last;  /* the last program handed over */
 	int attach_result;         /* what the hook returns */
 } F;
-
-static void put_file(int dirfd, const char *name, const char *content)
-{
-	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
-	close(fd);
-}
-
-static void log_add(const char *line)
-{
-	char *more = xasprintf("%s%s\n", F.log ? F.log : "", line);
-
-	free(F.log);
-	F.log = more;
-}
-
-static const char *rel(const char *path)
-{
-	size_t len = strlen(F.root);
-
-	assert_memory_equal(path, F.root, len);
-	return path[len] == '/' ? path + len + 1 : ".";
-}
 
 /* What the kernel makes in a new cgroup directory, for the controllers this fake has. */
 static void hook_made_dir(const char *mnt, bool v2, int dirfd, void *data)
 {
 	const char *base = strrchr(mnt, '/') + 1;
 
-	put_file(dirfd, "cgroup.procs", "");
+	fake_cg_put(dirfd, "cgroup.procs", "");
 	if (v2) {
-		put_file(dirfd, "cgroup.controllers", strcmp(base, "unified") ? "pids\n" : "\n");
-		put_file(dirfd, "cgroup.subtree_control", "");
-		put_file(dirfd, "cgroup.events", "populated 0\nfrozen 0\n");
-		put_file(dirfd, "cgroup.kill", "");
+		fake_cg_put(dirfd, "cgroup.controllers", strcmp(base, "unified") ? "pids\n" : "\n");
+		fake_cg_put(dirfd, "cgroup.subtree_control", "");
+		fake_cg_put(dirfd, "cgroup.events", "populated 0\nfrozen 0\n");
+		fake_cg_put(dirfd, "cgroup.kill", "");
 	}
 	if ((v2 && strcmp(base, "unified") != 0) || strcmp(base, "pids") == 0)
-		put_file(dirfd, "pids.max", "max\n");
+		fake_cg_put(dirfd, "pids.max", "max\n");
 	if (strcmp(base, "devices") == 0) {
-		put_file(dirfd, "devices.allow", "");
-		put_file(dirfd, "devices.deny", "");
+		fake_cg_put(dirfd, "devices.allow", "");
+		fake_cg_put(dirfd, "devices.deny", "");
 	}
-}
-
-static void hook_removing_dir(int dirfd, void *data)
-{
-	DIR *d = fdopendir(openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-	struct dirent *de;
-
-	assert_non_null(d);
-	while ((de = readdir(d)) != NULL)
-		if (de->d_type != DT_DIR)
-			unlinkat(dirfd, de->d_name, 0);
-	closedir(d);
 }
 
 static void hook_wrote(const char *path, const char *value, void *data)
 {
-	char *line = xasprintf("%s=%s", rel(path), value);
 	const char *file = strrchr(path, '/') + 1;
 
-	log_add(line);
-	free(line);
+	fake_cg_log_write(path, value);
 	if (strcmp(file, "cgroup.subtree_control") == 0) {
 		/* the kernel lists what is enabled (here only ever pids) */
 		int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
@@ -623,10 +582,7 @@ static void hook_wrote(const char *path, const char *value, void *data)
 static int hook_devices_prog(const char *dir, const struct bpf_insn *insns, size_t n,
 			     void *data)
 {
-	char *line = xasprintf("%s: filter", rel(dir));
-
-	log_add(line);
-	free(line);
+	fake_cg_log("%s: filter", fake_cg_rel(dir));
 	cg_dev_prog_free(F.last);
 	F.last = xcalloc(1, sizeof(*F.last));
 	F.last->insns = xmalloc(n * sizeof(*insns));
@@ -637,73 +593,48 @@ static int hook_devices_prog(const char *dir, const struct bpf_insn *insns, size
 
 static const struct moat_cgroup_test_hooks hooks = {
 	.made_dir = hook_made_dir,
-	.removing_dir = hook_removing_dir,
+	.removing_dir = fake_cg_removing_dir,
 	.wrote = hook_wrote,
 	.devices_prog = hook_devices_prog,
 };
 
-static void mount_line(FILE *f, int id, const char *mnt, const char *fstype, const char *super)
-{
-	fprintf(f, "%d 1 0:%d / %s rw,relatime shared:%d - %s %s rw%s%s\n", id, id, mnt, id,
-		fstype, fstype, *super ? "," : "", super);
-}
-
-static void make_hier(FILE *mi, int id, const char *name, bool v2)
+static void make_hier(int id, const char *name, bool v2)
 {
 	char mnt[PATH_MAX];
 	int fd;
 
-	snprintf(mnt, sizeof(mnt), "%s/%s", F.root, name);
+	snprintf(mnt, sizeof(mnt), "%s/%s", fake.root, name);
 	assert_int_equal(mkdir(mnt, 0755), 0);
 	fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	hook_made_dir(mnt, v2, fd, NULL);
 	close(fd);
-	mount_line(mi, id, mnt, v2 ? "cgroup2" : "cgroup", v2 ? "" : name);
+	fake_cg_mount(id, id, mnt, v2 ? "cgroup2" : "cgroup", v2 ? "" : name);
 }
 
 static void fake_setup(enum fake_layout layout)
 {
-	FILE *mi;
 	int fd;
 
-	snprintf(F.base, sizeof(F.base), "/tmp/moat-cgdevtest-XXXXXX");
-	assert_non_null(mkdtemp(F.base));
-	snprintf(F.root, sizeof(F.root), "%s/root", F.base);
-	snprintf(F.mountinfo, sizeof(F.mountinfo), "%s/mountinfo", F.base);
-	assert_int_equal(mkdir(F.root, 0755), 0);
-	mi = fopen(F.mountinfo, "we");
-	assert_non_null(mi);
+	fake_cg_begin("cgdevtest", "root");
 	if (layout == FAKE_V2) {
-		fd = open(F.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		hook_made_dir(F.root, true, fd, NULL);
+		fd = open(fake.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		hook_made_dir(fake.root, true, fd, NULL);
 		close(fd);
-		mount_line(mi, 30, F.root, "cgroup2", "");
+		fake_cg_mount(30, 30, fake.root, "cgroup2", "");
 	} else {
-		mount_line(mi, 30, F.root, "tmpfs", "mode=755");
-		make_hier(mi, 31, "pids", false);
+		fake_cg_mount(30, 30, fake.root, "tmpfs", "mode=755");
+		make_hier(31, "pids", false);
 		if (layout == FAKE_HYBRID)
-			make_hier(mi, 32, "devices", false);
+			make_hier(32, "devices", false);
 		if (layout != FAKE_V1_NO_DEVS)
-			make_hier(mi, 33, "unified", true);
+			make_hier(33, "unified", true);
 	}
-	fclose(mi);
-	moat_cgroup_set_fsroot(F.root);
-	moat_cgroup_set_mountinfo(F.mountinfo);
-	moat_cgroup_set_test_hooks(&hooks);
-	F.log = xstrdup("");
+	fake_cg_done(&hooks);
 }
 
 static int fake_teardown(void **state)
 {
-	moat_error err = MOAT_ERROR_INIT;
-
-	moat_cgroup_set_fsroot(NULL);
-	moat_cgroup_set_mountinfo(NULL);
-	moat_cgroup_set_test_hooks(NULL);
-	if (F.base[0] != '\0' && remove_tree_at(AT_FDCWD, F.base, &err) < 0)
-		fprintf(stderr, "# cleanup %s: %s\n", F.base, err.msg);
-	moat_error_clear(&err);
-	free(F.log);
+	fake_cg_teardown(state);
 	cg_dev_prog_free(F.last);
 	memset(&F, 0, sizeof(F));
 	return 0;
@@ -711,8 +642,7 @@ static int fake_teardown(void **state)
 
 static void log_reset(void)
 {
-	free(F.log);
-	F.log = xstrdup("");
+	fake_cg_log_reset();
 	cg_dev_prog_free(F.last);
 	F.last = NULL;
 }
@@ -752,11 +682,11 @@ static void create_fails(const char *json, const char *msg)
 	moat_error_clear(&err);
 	oci_resources_free(res);
 	/* nothing left: the levels create made are gone in every hierarchy */
-	snprintf(path, sizeof(path), "%s/moat", F.root);
+	snprintf(path, sizeof(path), "%s/moat", fake.root);
 	assert_int_equal(access(path, F_OK), -1);
-	snprintf(path, sizeof(path), "%s/unified/moat", F.root);
+	snprintf(path, sizeof(path), "%s/unified/moat", fake.root);
 	assert_int_equal(access(path, F_OK), -1);
-	snprintf(path, sizeof(path), "%s/pids/moat", F.root);
+	snprintf(path, sizeof(path), "%s/pids/moat", fake.root);
 	assert_int_equal(access(path, F_OK), -1);
 }
 
@@ -775,7 +705,7 @@ static void test_wiring_v2_create(void **state)
 
 	fake_setup(FAKE_V2);
 	cg = create_ok(NULL);
-	assert_string_equal(F.log, "moat/c1: filter\n");
+	assert_string_equal(fake.log, "moat/c1: filter\n");
 	assert_true(last_allows('c', 1, 3, "rw"));
 	assert_false(last_allows('c', 1, 100, "r"));
 	moat_cgroup_free(cg);
@@ -784,7 +714,7 @@ static void test_wiring_v2_create(void **state)
 	fake_setup(FAKE_V2);
 	cg = create_ok("{\"pids\": {\"limit\": 10}, \"devices\": [{\"allow\": true, \"type\": "
 		       "\"c\", \"major\": 10, \"minor\": 200, \"access\": \"rw\"}]}");
-	assert_string_equal(F.log, "cgroup.subtree_control=+pids\n"
+	assert_string_equal(fake.log, "cgroup.subtree_control=+pids\n"
 				   "moat/cgroup.subtree_control=+pids\n"
 				   "moat/c1: filter\n"
 				   "moat/c1/pids.max=10\n");
@@ -802,15 +732,15 @@ static void test_wiring_v2_update(void **state)
 	fake_setup(FAKE_V2);
 	cg = create_ok("{\"pids\": {\"limit\": 10}}");
 	update_ok(cg, "{\"pids\": {\"limit\": 20}}");
-	assert_string_equal(F.log, "moat/c1/pids.max=20\n");
+	assert_string_equal(fake.log, "moat/c1/pids.max=20\n");
 	update_ok(cg, "{\"devices\": [{\"allow\": true, \"type\": \"c\", \"major\": 1, "
 		      "\"minor\": 100, \"access\": \"r\"}]}");
-	assert_string_equal(F.log, "moat/c1: filter\n");
+	assert_string_equal(fake.log, "moat/c1: filter\n");
 	assert_true(last_allows('c', 1, 100, "r"));
 	assert_false(last_allows('c', 1, 100, "w"));
 	/* an empty list is a list: back to deny-all and the defaults */
 	update_ok(cg, "{\"devices\": []}");
-	assert_string_equal(F.log, "moat/c1: filter\n");
+	assert_string_equal(fake.log, "moat/c1: filter\n");
 	assert_false(last_allows('c', 1, 100, "r"));
 	assert_true(last_allows('c', 1, 3, "r"));
 	moat_cgroup_free(cg);
@@ -830,12 +760,12 @@ static void test_wiring_v2_listed(void **state)
 	fake_setup(FAKE_V2);
 	l = make_listed(&x, LISTED("c 10:666", "p"));
 	assert_ok(moat_cgroup_create("/moat/c1", res, l->dev, l->n, &cg, &err), &err);
-	assert_string_equal(F.log, "moat/c1: filter\n");
+	assert_string_equal(fake.log, "moat/c1: filter\n");
 	assert_true(last_allows('c', 10, 666, "rwm"));
 	assert_false(last_allows('c', 10, 667, "r"));
 	log_reset();
 	assert_ok(moat_cgroup_update(cg, res, l->dev, l->n, &err), &err);
-	assert_string_equal(F.log, "moat/c1: filter\n");
+	assert_string_equal(fake.log, "moat/c1: filter\n");
 	assert_true(last_allows('c', 10, 666, "rw"));
 	moat_cgroup_free(cg);
 	oci_resources_free(res);
@@ -848,18 +778,18 @@ static void test_wiring_hybrid_no_devices(void **state)
 
 	fake_setup(FAKE_HYBRID_NO_DEVS);
 	cg = create_ok(NULL);
-	assert_null(strstr(F.log, "filter"));
+	assert_null(strstr(fake.log, "filter"));
 	moat_cgroup_free(cg);
 	fake_teardown(NULL);
 
 	fake_setup(FAKE_HYBRID_NO_DEVS);
 	cg = create_ok("{\"devices\": [{\"allow\": false, \"access\": \"rwm\"},"
 		       " {\"allow\": true, \"type\": \"b\", \"major\": 8, \"access\": \"r\"}]}");
-	assert_string_equal(F.log, "unified/moat/c1: filter\n");
+	assert_string_equal(fake.log, "unified/moat/c1: filter\n");
 	assert_true(last_allows('b', 8, 16, "r"));
 	assert_false(last_allows('b', 8, 16, "w"));
 	update_ok(cg, "{\"pids\": {\"limit\": 5}}");
-	assert_string_equal(F.log, "pids/moat/c1/pids.max=5\n");
+	assert_string_equal(fake.log, "pids/moat/c1/pids.max=5\n");
 	moat_cgroup_free(cg);
 }
 
@@ -871,11 +801,11 @@ static void test_wiring_hybrid_v1_devices(void **state)
 	fake_setup(FAKE_HYBRID);
 	cg = create_ok("{\"devices\": [{\"allow\": true, \"type\": \"c\", \"major\": 10, "
 		       "\"minor\": 200, \"access\": \"rw\"}]}");
-	assert_null(strstr(F.log, "filter"));
-	assert_non_null(strstr(F.log, "devices/moat/c1/devices.deny=a\n"
+	assert_null(strstr(fake.log, "filter"));
+	assert_non_null(strstr(fake.log, "devices/moat/c1/devices.deny=a\n"
 				      "devices/moat/c1/devices.allow=c 10:200 rw\n"
 				      "devices/moat/c1/devices.allow=c 1:3 rwm\n"));
-	assert_non_null(strstr(F.log, "devices/moat/c1/devices.allow=c 136:* rwm\n"));
+	assert_non_null(strstr(fake.log, "devices/moat/c1/devices.allow=c 136:* rwm\n"));
 	moat_cgroup_free(cg);
 }
 
@@ -898,19 +828,19 @@ static void test_wiring_failures(void **state)
 	fake_setup(FAKE_V2);
 	create_fails("{\"devices\": [{\"allow\": true}, {\"allow\": true, \"major\": -2}]}",
 		     "linux.resources.devices[1].major: -2 is not -1 (any) or 0..4294967295");
-	assert_null(strstr(F.log, "filter"));
+	assert_null(strstr(fake.log, "filter"));
 	F.attach_result = -EPERM;
 	snprintf(want, sizeof(want), "linux.resources.devices: attach the device filter to "
-		 "'%s/moat/c1': Operation not permitted", F.root);
+		 "'%s/moat/c1': Operation not permitted", fake.root);
 	create_fails("{\"pids\": {\"limit\": 10}}", want);
 	/* the filter went first: nothing was written to the cgroup */
-	assert_null(strstr(F.log, "pids.max"));
+	assert_null(strstr(fake.log, "pids.max"));
 	fake_teardown(NULL);
 
 	fake_setup(FAKE_HYBRID_NO_DEVS);
 	F.attach_result = -EPERM;
 	snprintf(want, sizeof(want), "linux.resources.devices: attach the device filter to "
-		 "'%s/unified/moat/c1': Operation not permitted", F.root);
+		 "'%s/unified/moat/c1': Operation not permitted", fake.root);
 	create_fails("{\"devices\": []}", want);
 }
 

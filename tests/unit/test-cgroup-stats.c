@@ -26,6 +26,7 @@
 
 #include "cgroup/cgroup-internal.h"
 #include "cgroup-stats.h"
+#include "fake-cgroup.h"
 #include "oci-config.h"
 #include "utils.h"
 
@@ -40,25 +41,12 @@
 
 /* ---- a fake cgroupfs ------------------------------------------------------------------- */
 
-static struct {
-	char base[64];       /* the temp dir */
-	char root[96];       /* the fake fs root */
-	char mountinfo[96];
-	FILE *mi;
-	int next_id;
-} F;
+static int next_id; /* the next mount's id (and device) */
 
 static void fake_init(void)
 {
-	snprintf(F.base, sizeof(F.base), "/tmp/moat-stattest-XXXXXX");
-	assert_non_null(mkdtemp(F.base));
-	snprintf(F.root, sizeof(F.root), "%s/root", F.base);
-	snprintf(F.mountinfo, sizeof(F.mountinfo), "%s/mountinfo", F.base);
-	assert_int_equal(mkdir(F.root, 0755), 0);
-	F.mi = fopen(F.mountinfo, "we");
-	assert_non_null(F.mi);
-	fprintf(F.mi, "20 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n");
-	F.next_id = 30;
+	fake_cg_begin("stattest", "root");
+	next_id = 30;
 }
 
 /* Write root/rel (its directories made as needed). */
@@ -68,8 +56,8 @@ static void put(const char *rel, const char *content)
 	char *slash;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s", F.root, rel);
-	for (slash = strchr(path + strlen(F.root) + 1, '/'); slash != NULL;
+	snprintf(path, sizeof(path), "%s/%s", fake.root, rel);
+	for (slash = strchr(path + strlen(fake.root) + 1, '/'); slash != NULL;
 	     slash = strchr(slash + 1, '/')) {
 		*slash = '\0';
 		assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
@@ -85,55 +73,32 @@ static void drop(const char *rel)
 {
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/%s", F.root, rel);
+	snprintf(path, sizeof(path), "%s/%s", fake.root, rel);
 	assert_int_equal(unlink(path), 0);
 }
 
 /* A v1 hierarchy root/name holding the controllers ctrls ("cpu", "memory", ...). */
 static void mount_v1(const char *name, const char *ctrls)
 {
-	char rel[64];
+	char rel[64], mnt[PATH_MAX];
 
 	snprintf(rel, sizeof(rel), "%s/cgroup.procs", name);
 	put(rel, "");
-	fprintf(F.mi, "%d 1 0:%d / %s/%s rw,relatime - cgroup cgroup rw,%s\n", F.next_id,
-		F.next_id, F.root, name, ctrls);
-	F.next_id++;
+	snprintf(mnt, sizeof(mnt), "%s/%s", fake.root, name);
+	fake_cg_mount(next_id, next_id, mnt, "cgroup", ctrls);
+	next_id++;
 }
 
 /* The cgroup2 hierarchy at root/name ("" for the fs root itself). */
 static void mount_v2(const char *name, const char *ctrls)
 {
-	char rel[64];
+	char rel[64], mnt[PATH_MAX];
 
 	snprintf(rel, sizeof(rel), "%s%scgroup.controllers", name, *name ? "/" : "");
 	put(rel, ctrls);
-	fprintf(F.mi, "%d 1 0:%d / %s%s%s rw,relatime - cgroup2 cgroup2 rw,nsdelegate\n",
-		F.next_id, F.next_id, F.root, *name ? "/" : "", name);
-	F.next_id++;
-}
-
-static void fake_done(void)
-{
-	fclose(F.mi);
-	F.mi = NULL;
-	moat_cgroup_set_fsroot(F.root);
-	moat_cgroup_set_mountinfo(F.mountinfo);
-}
-
-static int fake_teardown(void **state)
-{
-	moat_error err = MOAT_ERROR_INIT;
-
-	if (F.mi != NULL)
-		fclose(F.mi);
-	moat_cgroup_set_fsroot(NULL);
-	moat_cgroup_set_mountinfo(NULL);
-	if (F.base[0] != '\0' && remove_tree_at(AT_FDCWD, F.base, &err) < 0)
-		fprintf(stderr, "# cleanup %s: %s\n", F.base, err.msg);
-	moat_error_clear(&err);
-	memset(&F, 0, sizeof(F));
-	return 0;
+	snprintf(mnt, sizeof(mnt), "%s%s%s", fake.root, *name ? "/" : "", name);
+	fake_cg_mount(next_id, next_id, mnt, "cgroup2", "nsdelegate");
+	next_id++;
 }
 
 /* Files of the container's cgroup, by hierarchy directory ("" for a v2 fs root). */
@@ -251,7 +216,7 @@ static void fake_v1(void)
 	put_cgroup("pids", v1_pids, MOAT_ARRAY_SIZE(v1_pids));
 	put_cgroup("blkio", v1_blkio, MOAT_ARRAY_SIZE(v1_blkio));
 	put_cgroup("hugetlb", v1_hugetlb, MOAT_ARRAY_SIZE(v1_hugetlb));
-	fake_done();
+	fake_cg_done(NULL);
 }
 
 static void fake_v2(void)
@@ -259,7 +224,7 @@ static void fake_v2(void)
 	fake_init();
 	mount_v2("", "cpuset cpu io memory hugetlb pids\n");
 	put_cgroup("", v2_files, MOAT_ARRAY_SIZE(v2_files));
-	fake_done();
+	fake_cg_done(NULL);
 }
 
 /* This project's machines: v1 controllers, hugetlb on the unified hierarchy only. */
@@ -279,7 +244,7 @@ static void fake_hybrid(void)
 	put_cgroup("blkio", v1_blkio, MOAT_ARRAY_SIZE(v1_blkio));
 	/* the unified cgroup has the core cpu.stat and hugetlb; v1 answers for cpu */
 	put_cgroup("unified", v2_files, MOAT_ARRAY_SIZE(v2_files));
-	fake_done();
+	fake_cg_done(NULL);
 }
 
 static struct moat_cgroup_stats *stats_of(const char *path)
@@ -602,7 +567,7 @@ static void test_empty_cgroup_json(void **state)
 	fake_init();
 	mount_v1("memory", "memory");
 	put("memory/moat/c1/cgroup.procs", "");
-	fake_done();
+	fake_cg_done(NULL);
 	s = stats_of(CG);
 	assert_ok(moat_event_json("stats", "c1", s, &json, &err), &err);
 	assert_string_equal(json, want);
@@ -725,7 +690,7 @@ static void test_oom_v1(void **state)
 
 	fake_v1();
 	w = watch_of(&cg);
-	snprintf(path, sizeof(path), "%s/memory" CG "/cgroup.event_control", F.root);
+	snprintf(path, sizeof(path), "%s/memory" CG "/cgroup.event_control", fake.root);
 	assert_int_equal(read_file_at(AT_FDCWD, path, 4096, &text, NULL, &err), 0);
 	assert_int_equal(sscanf(text, "%d %d", &efd, &cfd), 2);
 	free(text);
@@ -770,7 +735,7 @@ static void test_oom_no_memory(void **state)
 	fake_init();
 	mount_v2("", "cpu pids\n");
 	put("moat/c1/cgroup.procs", "");
-	fake_done();
+	fake_cg_done(NULL);
 	assert_ok(moat_cgroup_open(CG, &cg, &err), &err);
 	assert_int_equal(moat_oom_watch_open(cg, &w, &err), -EOPNOTSUPP);
 	assert_null(w);
@@ -920,20 +885,20 @@ static void test_real_oom(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_v1_values, fake_teardown),
-		cmocka_unit_test_teardown(test_v1_json, fake_teardown),
-		cmocka_unit_test_teardown(test_v2_values, fake_teardown),
-		cmocka_unit_test_teardown(test_v2_json, fake_teardown),
-		cmocka_unit_test_teardown(test_v2_swap_limit, fake_teardown),
-		cmocka_unit_test_teardown(test_hybrid, fake_teardown),
-		cmocka_unit_test_teardown(test_empty_cgroup_json, fake_teardown),
+		cmocka_unit_test_teardown(test_v1_values, fake_cg_teardown),
+		cmocka_unit_test_teardown(test_v1_json, fake_cg_teardown),
+		cmocka_unit_test_teardown(test_v2_values, fake_cg_teardown),
+		cmocka_unit_test_teardown(test_v2_json, fake_cg_teardown),
+		cmocka_unit_test_teardown(test_v2_swap_limit, fake_cg_teardown),
+		cmocka_unit_test_teardown(test_hybrid, fake_cg_teardown),
+		cmocka_unit_test_teardown(test_empty_cgroup_json, fake_cg_teardown),
 		cmocka_unit_test(test_oom_event_json),
-		cmocka_unit_test_teardown(test_malformed, fake_teardown),
-		cmocka_unit_test_teardown(test_no_cgroup, fake_teardown),
-		cmocka_unit_test_teardown(test_oom_v2, fake_teardown),
-		cmocka_unit_test_teardown(test_oom_v1, fake_teardown),
-		cmocka_unit_test_teardown(test_oom_v1_uncounted, fake_teardown),
-		cmocka_unit_test_teardown(test_oom_no_memory, fake_teardown),
+		cmocka_unit_test_teardown(test_malformed, fake_cg_teardown),
+		cmocka_unit_test_teardown(test_no_cgroup, fake_cg_teardown),
+		cmocka_unit_test_teardown(test_oom_v2, fake_cg_teardown),
+		cmocka_unit_test_teardown(test_oom_v1, fake_cg_teardown),
+		cmocka_unit_test_teardown(test_oom_v1_uncounted, fake_cg_teardown),
+		cmocka_unit_test_teardown(test_oom_no_memory, fake_cg_teardown),
 		cmocka_unit_test_setup_teardown(test_real_stats, real_setup, real_teardown),
 		cmocka_unit_test_setup_teardown(test_real_oom, real_setup, real_teardown),
 	};

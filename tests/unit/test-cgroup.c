@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "cgroup/cgroup-internal.h"
+#include "fake-cgroup.h"
 #include "oci-config.h"
 #include "utils.h"
 
@@ -110,12 +111,8 @@ static const char *const hybrid_hiers[] = {
 
 #define ALL_V2 "cpuset cpu io memory hugetlb pids rdma misc"
 
+/* What the tests vary in the fake (fake-cgroup.h has the rest). */
 static struct {
-	char base[64];          /* the temp dir */
-	char root[128];         /* the fake fs root: base + "/fs root", a space to escape */
-	char mountinfo[128];
-	char *log;              /* "path=value\n" per write, path relative to root */
-	size_t log_len;
 	const char *v2_ctrls;   /* cgroup.controllers of the unified hierarchy */
 	bool no_bfq;            /* a kernel without BFQ: no blkio.bfq.* files */
 	bool kmem_ignored;      /* memory.kmem.limit_in_bytes takes writes and ignores them */
@@ -140,51 +137,22 @@ static bool in_list(const char *list, const char *name, const char *seps)
 	return false;
 }
 
-static void put_file(int dirfd, const char *name, const char *content)
-{
-	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
-	close(fd);
-}
-
-static char *get_file(const char *rel)
-{
-	char path[PATH_MAX];
-	char *text = NULL;
-	moat_error err = MOAT_ERROR_INIT;
-
-	snprintf(path, sizeof(path), "%s/%s", F.root, rel);
-	if (read_file_at(AT_FDCWD, path, 1 << 20, &text, NULL, &err) < 0)
-		fail_msg("read %s: %s", rel, err.msg);
-	return text;
-}
-
-static bool fake_exists(const char *rel)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", F.root, rel);
-	return access(path, F_OK) == 0;
-}
-
 /* What the kernel does in a new cgroup directory: make the controllers' files. */
 static void populate(int dirfd, const char *mnt, bool v2)
 {
 	const char *base = strrchr(mnt, '/') + 1;
 	size_t i;
 
-	put_file(dirfd, "cgroup.procs", "");
+	fake_cg_put(dirfd, "cgroup.procs", "");
 	for (i = 0; v2 && i < MOAT_ARRAY_SIZE(v2_files); i++)
 		if (strcmp(v2_files[i].ctrl, "cgroup") == 0 || in_list(F.v2_ctrls, v2_files[i].ctrl, " "))
-			put_file(dirfd, v2_files[i].name,
-				 v2_files[i].content ? v2_files[i].content : F.v2_ctrls);
+			fake_cg_put(dirfd, v2_files[i].name,
+				    v2_files[i].content ? v2_files[i].content : F.v2_ctrls);
 	for (i = 0; !v2 && i < MOAT_ARRAY_SIZE(v1_files); i++)
 		if (in_list(base, v1_files[i].ctrl, ",") && !(F.no_bfq && strstr(v1_files[i].name, "bfq")) &&
 		    !(F.no_kmem && strstr(v1_files[i].name, ".kmem.")) &&
 		    !(F.no_rt && strstr(v1_files[i].name, ".rt_")))
-			put_file(dirfd, v1_files[i].name, v1_files[i].content);
+			fake_cg_put(dirfd, v1_files[i].name, v1_files[i].content);
 	if (F.full_file != NULL && faccessat(dirfd, F.full_file, F_OK, 0) == 0) {
 		assert_int_equal(unlinkat(dirfd, F.full_file, 0), 0);
 		assert_int_equal(mknodat(dirfd, F.full_file, S_IFCHR | 0666, makedev(1, 7)), 0);
@@ -194,20 +162,6 @@ static void populate(int dirfd, const char *mnt, bool v2)
 static void hook_made_dir(const char *mnt, bool v2, int dirfd, void *data)
 {
 	populate(dirfd, mnt, v2);
-}
-
-/* cgroupfs lets rmdir remove a directory full of control files; a real directory does not. */
-static void hook_removing_dir(int dirfd, void *data)
-{
-	int dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fdopendir(dfd);
-	struct dirent *de;
-
-	assert_non_null(d);
-	while ((de = readdir(d)) != NULL)
-		if (de->d_type != DT_DIR)
-			unlinkat(dirfd, de->d_name, 0);
-	closedir(d);
 }
 
 /* Keep the names enabled so far in fake.enabled; show them in cgroup.subtree_control. */
@@ -237,13 +191,9 @@ static void fake_enable(const char *path, const char *file, const char *value)
 
 static void hook_wrote(const char *path, const char *value, void *data)
 {
-	const char *rel = path + strlen(F.root) + 1;
-	size_t add = strlen(rel) + strlen(value) + 2;
 	const char *file = strrchr(path, '/') + 1;
 
-	F.log = xrealloc(F.log, F.log_len + add + 1);
-	snprintf(F.log + F.log_len, add + 1, "%s=%s\n", rel, value);
-	F.log_len += add;
+	fake_cg_log_write(path, value);
 	if (strcmp(file, "cgroup.freeze") == 0) { /* the kernel reports the new state */
 		char events[PATH_MAX];
 		int fd;
@@ -269,58 +219,35 @@ static void hook_wrote(const char *path, const char *value, void *data)
 static int hook_devices_prog(const char *dir, const struct bpf_insn *insns, size_t n,
 			     void *data)
 {
-	const char *rel = dir + strlen(F.root);
-	size_t add = strlen(rel) + 2, len = F.filters ? strlen(F.filters) : 0;
+	const char *rel = fake_cg_rel(dir);
+	size_t add = strlen(rel) + 1, len = F.filters ? strlen(F.filters) : 0;
 
 	F.filters = xrealloc(F.filters, len + add + 1);
-	snprintf(F.filters + len, add + 1, "%s\n", *rel ? rel + 1 : ".");
+	snprintf(F.filters + len, add + 1, "%s\n", rel);
 	return 0;
 }
 
 static const struct moat_cgroup_test_hooks hooks = {
 	.made_dir = hook_made_dir,
-	.removing_dir = hook_removing_dir,
+	.removing_dir = fake_cg_removing_dir,
 	.wrote = hook_wrote,
 	.devices_prog = hook_devices_prog,
 };
 
-static void log_reset(void)
-{
-	free(F.log);
-	F.log = xstrdup("");
-	F.log_len = 0;
-}
-
-/* A mountinfo line; the mount point escaped as the kernel escapes it. */
-static void mount_line(FILE *f, int id, int dev, const char *mnt, const char *fstype,
-		       const char *super)
-{
-	const char *p;
-
-	fprintf(f, "%d 1 0:%d / ", id, dev);
-	for (p = mnt; *p; p++)
-		if (*p == ' ' || *p == '\\')
-			fprintf(f, "\\%03o", (unsigned char)*p);
-		else
-			fputc(*p, f);
-	fprintf(f, " rw,relatime shared:%d - %s %s rw,%s\n", id, fstype, fstype, super);
-}
-
-static void make_hier(FILE *mi, int id, const char *name, bool v2)
+static void make_hier(int id, const char *name, bool v2)
 {
 	char mnt[PATH_MAX];
 	int fd;
 
-	snprintf(mnt, sizeof(mnt), "%s/%s", F.root, name);
+	snprintf(mnt, sizeof(mnt), "%s/%s", fake.root, name);
 	assert_int_equal(mkdir(mnt, 0755), 0);
 	fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	populate(fd, mnt, v2);
 	close(fd);
 	if (v2)
-		mount_line(mi, id, id, mnt, "cgroup2", "nsdelegate");
+		fake_cg_mount(id, id, mnt, "cgroup2", "nsdelegate");
 	else
-		mount_line(mi, id, id, mnt, "cgroup",
-			   strcmp(name, "systemd") == 0 ? "name=systemd" : name);
+		fake_cg_mount(id, id, mnt, "cgroup", strcmp(name, "systemd") == 0 ? "name=systemd" : name);
 }
 
 static void fake_setup(enum moat_cgroup_layout layout)
@@ -329,59 +256,40 @@ static void fake_setup(enum moat_cgroup_layout layout)
 	size_t n = layout == MOAT_CGROUP_HYBRID ? MOAT_ARRAY_SIZE(hybrid_hiers)
 						: MOAT_ARRAY_SIZE(v1_hiers), i;
 	char cpuset[PATH_MAX + 16];
-	FILE *mi;
 	int fd;
 
-	snprintf(F.base, sizeof(F.base), "/tmp/moat-cgtest-XXXXXX");
-	assert_non_null(mkdtemp(F.base));
-	snprintf(F.root, sizeof(F.root), "%s/fs root", F.base);
-	snprintf(F.mountinfo, sizeof(F.mountinfo), "%s/mountinfo", F.base);
-	assert_int_equal(mkdir(F.root, 0755), 0);
+	/* "fs root": a space, which mountinfo escapes */
+	fake_cg_begin("cgtest", "fs root");
 	if (F.v2_ctrls == NULL)
 		F.v2_ctrls = layout == MOAT_CGROUP_HYBRID ? "hugetlb" : ALL_V2;
-	mi = fopen(F.mountinfo, "we");
-	assert_non_null(mi);
-	fprintf(mi, "20 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n");
-	mount_line(mi, 21, 99, "/elsewhere/memory", "cgroup", "memory"); /* not under the root */
+	fake_cg_mount(21, 99, "/elsewhere/memory", "cgroup", "memory"); /* not under the root */
 	if (layout == MOAT_CGROUP_V2) {
-		fd = open(F.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = open(fake.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		populate(fd, "/", true);
 		close(fd);
-		mount_line(mi, 30, 30, F.root, "cgroup2", "nsdelegate");
+		fake_cg_mount(30, 30, fake.root, "cgroup2", "nsdelegate");
 	} else {
-		mount_line(mi, 30, 27, F.root, "tmpfs", "mode=755");
+		fake_cg_mount(30, 27, fake.root, "tmpfs", "mode=755");
 		for (i = 0; i < n; i++)
-			make_hier(mi, 31 + (int)i, hiers[i], false);
+			make_hier(31 + (int)i, hiers[i], false);
 		/* a bind mount of the cpu hierarchy: the same device, so the same hierarchy */
-		snprintf(cpuset, sizeof(cpuset), "%s/cpu-again", F.root);
+		snprintf(cpuset, sizeof(cpuset), "%s/cpu-again", fake.root);
 		assert_int_equal(mkdir(cpuset, 0755), 0);
-		mount_line(mi, 60, 31, cpuset, "cgroup", "cpu");
-		snprintf(cpuset, sizeof(cpuset), "%s/cpuset", F.root);
+		fake_cg_mount(60, 31, cpuset, "cgroup", "cpu");
+		snprintf(cpuset, sizeof(cpuset), "%s/cpuset", fake.root);
 		fd = open(cpuset, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		put_file(fd, "cpuset.cpus", "0-3\n");
-		put_file(fd, "cpuset.mems", "0\n");
+		fake_cg_put(fd, "cpuset.cpus", "0-3\n");
+		fake_cg_put(fd, "cpuset.mems", "0\n");
 		close(fd);
 	}
 	if (layout == MOAT_CGROUP_HYBRID)
-		make_hier(mi, 50, "unified", true);
-	fclose(mi);
-	moat_cgroup_set_fsroot(F.root);
-	moat_cgroup_set_mountinfo(F.mountinfo);
-	moat_cgroup_set_test_hooks(&hooks);
-	log_reset();
+		make_hier(50, "unified", true);
+	fake_cg_done(&hooks);
 }
 
 static int fake_teardown(void **state)
 {
-	moat_error err = MOAT_ERROR_INIT;
-
-	moat_cgroup_set_fsroot(NULL);
-	moat_cgroup_set_mountinfo(NULL);
-	moat_cgroup_set_test_hooks(NULL);
-	if (F.base[0] != '\0' && remove_tree_at(AT_FDCWD, F.base, &err) < 0)
-		fprintf(stderr, "# cleanup %s: %s\n", F.base, err.msg);
-	moat_error_clear(&err);
-	free(F.log);
+	fake_cg_teardown(state);
 	free(F.filters);
 	memset(&F, 0, sizeof(F));
 	return 0;
@@ -397,7 +305,7 @@ static void assert_no_leftovers(void)
 	size_t i;
 
 	for (i = 0; i < MOAT_ARRAY_SIZE(places); i++)
-		if (fake_exists(places[i]))
+		if (fake_cg_exists(places[i]))
 			fail_msg("'%s' left behind", places[i]);
 }
 
@@ -526,7 +434,7 @@ static void test_detect(void **state)
 	detects(MOAT_CGROUP_HYBRID);
 
 	fake_setup(MOAT_CGROUP_V1);
-	snprintf(path, sizeof(path), "%s/nothing", F.base);
+	snprintf(path, sizeof(path), "%s/nothing", fake.base);
 	moat_cgroup_set_fsroot(path);
 	assert_int_equal(moat_cgroup_detect(&got, &err), -ENOENT);
 	assert_non_null(strstr(err.msg, "detect cgroups: nothing mounted at or below"));
@@ -611,14 +519,14 @@ static void test_v1_resources(void **state)
 
 	fake_setup(MOAT_CGROUP_V1);
 	cg = create_ok("/moat/c1", rich_v1);
-	assert_string_equal(F.log, rich_v1_writes);
+	assert_string_equal(fake.log, rich_v1_writes);
 	assert_string_equal(moat_cgroup_path(cg), "/moat/c1");
 	assert_int_equal(moat_cgroup_layout(cg), MOAT_CGROUP_V1);
 	/* every hierarchy got the directory, named ones too, bind mounts once */
-	assert_true(fake_exists("systemd/moat/c1"));
-	assert_true(fake_exists("cpuacct/moat/c1"));
-	assert_false(fake_exists("cpu-again/moat"));
-	text = get_file("pids/moat/c1/pids.max");
+	assert_true(fake_cg_exists("systemd/moat/c1"));
+	assert_true(fake_cg_exists("cpuacct/moat/c1"));
+	assert_false(fake_cg_exists("cpu-again/moat"));
+	text = fake_cg_get("pids/moat/c1/pids.max");
 	assert_string_equal(text, "max");
 	free(text);
 	moat_cgroup_free(cg);
@@ -633,19 +541,19 @@ static void test_v1_memory_order(void **state)
 
 	fake_setup(MOAT_CGROUP_V1);
 	cg = create_ok("/moat/c1", "{\"memory\": {\"limit\": 1000000, \"swap\": 2000000}}");
-	assert_non_null(strstr(F.log, "memory/moat/c1/memory.limit_in_bytes=1000000\n"
+	assert_non_null(strstr(fake.log, "memory/moat/c1/memory.limit_in_bytes=1000000\n"
 				      "memory/moat/c1/memory.memsw.limit_in_bytes=2000000\n"));
-	log_reset();
+	fake_cg_log_reset();
 	up = parse_res("{\"memory\": {\"limit\": 3000000, \"swap\": 4000000}}");
 	assert_ok(moat_cgroup_update(cg, up, NULL, 0, &err), &err);
 	/* an update without a devices list leaves the device rules alone */
-	assert_string_equal(F.log, "memory/moat/c1/memory.memsw.limit_in_bytes=4000000\n"
+	assert_string_equal(fake.log, "memory/moat/c1/memory.memsw.limit_in_bytes=4000000\n"
 				   "memory/moat/c1/memory.limit_in_bytes=3000000\n");
 	oci_resources_free(up);
-	log_reset();
+	fake_cg_log_reset();
 	up = parse_res("{\"memory\": {\"limit\": 1000000, \"swap\": 1500000}}");
 	assert_ok(moat_cgroup_update(cg, up, NULL, 0, &err), &err);
-	assert_string_equal(F.log, "memory/moat/c1/memory.limit_in_bytes=1000000\n"
+	assert_string_equal(fake.log, "memory/moat/c1/memory.limit_in_bytes=1000000\n"
 				   "memory/moat/c1/memory.memsw.limit_in_bytes=1500000\n");
 	oci_resources_free(up);
 	moat_cgroup_free(cg);
@@ -661,21 +569,21 @@ static void test_v1_check_before_update(void **state)
 
 	fake_setup(MOAT_CGROUP_V1);
 	cg = create_ok("/moat/c1", NULL);
-	snprintf(path, sizeof(path), "%s/memory/moat/c1", F.root);
+	snprintf(path, sizeof(path), "%s/memory/moat/c1", fake.root);
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	put_file(fd, "memory.usage_in_bytes", "5000000\n");
+	fake_cg_put(fd, "memory.usage_in_bytes", "5000000\n");
 	close(fd);
-	log_reset();
+	fake_cg_log_reset();
 	up = parse_res("{\"memory\": {\"limit\": 1000000, \"checkBeforeUpdate\": true}}");
 	assert_int_equal(moat_cgroup_update(cg, up, NULL, 0, &err), -EBUSY);
 	assert_string_equal(err.msg, "linux.resources.memory.limit: 1000000 is below the 5000000 "
 				     "bytes the cgroup uses now (memory.checkBeforeUpdate)");
-	assert_string_equal(F.log, "");
+	assert_string_equal(fake.log, "");
 	moat_error_clear(&err);
 	oci_resources_free(up);
 	up = parse_res("{\"memory\": {\"limit\": 6000000, \"checkBeforeUpdate\": true}}");
 	assert_ok(moat_cgroup_update(cg, up, NULL, 0, &err), &err);
-	assert_string_equal(F.log, "memory/moat/c1/memory.limit_in_bytes=6000000\n");
+	assert_string_equal(fake.log, "memory/moat/c1/memory.limit_in_bytes=6000000\n");
 	oci_resources_free(up);
 	moat_cgroup_free(cg);
 }
@@ -687,9 +595,9 @@ static void test_v1_default_devices(void **state)
 
 	fake_setup(MOAT_CGROUP_V1);
 	cg = create_ok("/moat/c1", NULL);
-	assert_non_null(strstr(F.log, "devices/moat/c1/devices.deny=a\n"
+	assert_non_null(strstr(fake.log, "devices/moat/c1/devices.deny=a\n"
 				      "devices/moat/c1/devices.allow=c 1:3 rwm\n"));
-	assert_null(strstr(F.log, "memory/"));
+	assert_null(strstr(fake.log, "memory/"));
 	moat_cgroup_free(cg);
 }
 
@@ -746,7 +654,7 @@ static void test_v2_resources(void **state)
 
 	fake_setup(MOAT_CGROUP_V2);
 	cg = create_ok("/moat/c1", rich_v2);
-	assert_string_equal(F.log, rich_v2_writes);
+	assert_string_equal(fake.log, rich_v2_writes);
 	/* no devices list: the new cgroup still gets deny-all and the defaults */
 	assert_string_equal(F.filters, "moat/c1\n");
 	assert_int_equal(moat_cgroup_layout(cg), MOAT_CGROUP_V2);
@@ -762,16 +670,16 @@ static void test_v2_cpu_max_update(void **state)
 
 	fake_setup(MOAT_CGROUP_V2);
 	cg = create_ok("/moat/c1", "{\"cpu\": {\"quota\": 50000}}");
-	assert_non_null(strstr(F.log, "moat/c1/cpu.max=50000\n"));
-	log_reset();
+	assert_non_null(strstr(fake.log, "moat/c1/cpu.max=50000\n"));
+	fake_cg_log_reset();
 	up = parse_res("{\"cpu\": {\"period\": 200000}}");
 	assert_ok(moat_cgroup_update(cg, up, NULL, 0, &err), &err);
-	assert_string_equal(F.log, "moat/c1/cpu.max=50000 200000\n");
+	assert_string_equal(fake.log, "moat/c1/cpu.max=50000 200000\n");
 	oci_resources_free(up);
-	log_reset();
+	fake_cg_log_reset();
 	up = parse_res("{\"cpu\": {\"quota\": -1, \"shares\": 2}}");
 	assert_ok(moat_cgroup_update(cg, up, NULL, 0, &err), &err);
-	assert_string_equal(F.log, "moat/c1/cpu.weight=1\nmoat/c1/cpu.max=max\n");
+	assert_string_equal(fake.log, "moat/c1/cpu.weight=1\nmoat/c1/cpu.max=max\n");
 	oci_resources_free(up);
 	moat_cgroup_free(cg);
 }
@@ -791,15 +699,15 @@ static void test_hybrid_resources(void **state)
 
 	fake_setup(MOAT_CGROUP_HYBRID);
 	cg = create_ok("/moat/c1", rich_hybrid);
-	assert_non_null(strstr(F.log, "memory/moat/c1/memory.limit_in_bytes=67108864\n"
+	assert_non_null(strstr(fake.log, "memory/moat/c1/memory.limit_in_bytes=67108864\n"
 				      "pids/moat/c1/pids.max=max\n"
 				      "unified/moat/c1/hugetlb.2MB.max=209715200\n"
 				      "unified/moat/c1/hugetlb.1GB.max=0\n"));
 	/* hugetlb lives on the unified side only: enabled there, from the root down */
-	assert_non_null(strstr(F.log, "unified/cgroup.subtree_control=+hugetlb\n"
+	assert_non_null(strstr(fake.log, "unified/cgroup.subtree_control=+hugetlb\n"
 				      "unified/moat/cgroup.subtree_control=+hugetlb\n"));
-	assert_true(fake_exists("unified/moat/c1"));
-	assert_true(fake_exists("systemd/moat/c1"));
+	assert_true(fake_cg_exists("unified/moat/c1"));
+	assert_true(fake_cg_exists("systemd/moat/c1"));
 	/* the v1 devices hierarchy takes the device rules: no eBPF filter besides */
 	assert_null(F.filters);
 	moat_cgroup_free(cg);
@@ -956,7 +864,7 @@ static void test_kernel_memory_ignored_v1(void **state)
 	assert_null(oci_string_map_get(moat_cgroup_applied(cg), "linux.resources.memory.kernel"));
 	assert_non_null(oci_string_map_get(moat_cgroup_applied(cg),
 					   "linux.resources.memory.kernelTCP"));
-	assert_non_null(strstr(F.log, "memory/moat/c1/memory.limit_in_bytes=67108864\n"));
+	assert_non_null(strstr(fake.log, "memory/moat/c1/memory.limit_in_bytes=67108864\n"));
 	/* update: the same */
 	up = parse_res("{\"memory\": {\"kernel\": 2097152}}");
 	assert_ok(moat_cgroup_update(cg, up, NULL, 0, &err), &err);
@@ -971,7 +879,7 @@ static void test_kernel_memory_ignored_v1(void **state)
 	cg = create_warns("{\"memory\": {\"kernel\": 1048576}}", NULL);
 	assert_ignored(cg, "linux.resources.memory.kernel", NULL);
 	assert_null(moat_cgroup_ignored(cg));
-	assert_non_null(strstr(F.log, "memory/moat/c1/memory.kmem.limit_in_bytes=1048576\n"));
+	assert_non_null(strstr(fake.log, "memory/moat/c1/memory.kmem.limit_in_bytes=1048576\n"));
 	moat_cgroup_free(cg);
 	fake_teardown(NULL);
 
@@ -983,7 +891,7 @@ static void test_kernel_memory_ignored_v1(void **state)
 			  "limit (no memory.kmem.limit_in_bytes); linux.resources.memory.kernelTCP: "
 			  "ignored: the kernel has no limit of its own for TCP buffers (no "
 			  "memory.kmem.tcp.limit_in_bytes)");
-	assert_null(strstr(F.log, "kmem"));
+	assert_null(strstr(fake.log, "kmem"));
 	moat_cgroup_free(cg);
 }
 
@@ -1000,10 +908,10 @@ static void test_kernel_memory_ignored_v2(void **state)
 		       "the kernel has no kernel-memory limit on cgroup v2");
 	assert_ignored(cg, "linux.resources.memory.kernelTCP",
 		       "the kernel has no limit of its own for TCP buffers on cgroup v2");
-	assert_non_null(strstr(F.log, "moat/c1/memory.max=4096\n"));
+	assert_non_null(strstr(fake.log, "moat/c1/memory.max=4096\n"));
 	moat_cgroup_free(cg);
 	/* -1 asks for no limit, which holds */
-	log_reset();
+	fake_cg_log_reset();
 	fake_teardown(NULL);
 	fake_setup(MOAT_CGROUP_V2);
 	cg = create_warns("{\"memory\": {\"kernel\": -1}}", NULL);
@@ -1073,19 +981,19 @@ static void test_v1_listed_devices(void **state)
 
 	fake_setup(MOAT_CGROUP_V1);
 	assert_ok(moat_cgroup_create("/moat/c1", res, list, 3, &cg, &err), &err);
-	assert_non_null(strstr(F.log, want));
-	snprintf(applied, sizeof(applied), "%s/devices/moat/c1/devices.allow=c 10:666 rwm", F.root);
+	assert_non_null(strstr(fake.log, want));
+	snprintf(applied, sizeof(applied), "%s/devices/moat/c1/devices.allow=c 10:666 rwm", fake.root);
 	assert_string_equal(oci_string_map_get(moat_cgroup_applied(cg),
 					       "linux.devices[0] (/dev/foo)"), applied);
 	/* an update with a devices list programs them again; one without leaves the rules */
-	log_reset();
+	fake_cg_log_reset();
 	assert_ok(moat_cgroup_update(cg, res, list, 3, &err), &err);
-	assert_non_null(strstr(F.log, want));
+	assert_non_null(strstr(fake.log, want));
 	oci_resources_free(res);
 	res = parse_res("{\"pids\": {\"limit\": 5}}");
-	log_reset();
+	fake_cg_log_reset();
 	assert_ok(moat_cgroup_update(cg, res, list, 3, &err), &err);
-	assert_string_equal(F.log, "pids/moat/c1/pids.max=5\n");
+	assert_string_equal(fake.log, "pids/moat/c1/pids.max=5\n");
 	moat_cgroup_free(cg);
 	oci_resources_free(res);
 }
@@ -1106,7 +1014,7 @@ static void test_write_rejected(void **state)
 	assert_int_equal(moat_cgroup_create("/moat/c1", res, NULL, 0, &cg, &err), -ENOSPC);
 	snprintf(want, sizeof(want),
 		 "linux.resources.pids.limit: write '10' to '%s/pids/moat/c1/pids.max': "
-		 "No space left on device", F.root);
+		 "No space left on device", fake.root);
 	assert_string_equal(err.msg, want);
 	assert_no_leftovers();
 	moat_error_clear(&err);
@@ -1119,7 +1027,7 @@ static void test_rollback_keeps_existing(void **state)
 	char path[PATH_MAX];
 
 	fake_setup(MOAT_CGROUP_HYBRID);
-	snprintf(path, sizeof(path), "%s/memory/moat", F.root);
+	snprintf(path, sizeof(path), "%s/memory/moat", fake.root);
 	assert_int_equal(mkdir(path, 0755), 0);
 	{
 		struct oci_resources *res = parse_res("{\"network\": {\"classID\": 1}}");
@@ -1130,10 +1038,10 @@ static void test_rollback_keeps_existing(void **state)
 		moat_error_clear(&err);
 		oci_resources_free(res);
 	}
-	assert_true(fake_exists("memory/moat"));
-	assert_false(fake_exists("memory/moat/c1"));
-	assert_false(fake_exists("cpu/moat"));
-	assert_false(fake_exists("unified/moat"));
+	assert_true(fake_cg_exists("memory/moat"));
+	assert_false(fake_cg_exists("memory/moat/c1"));
+	assert_false(fake_cg_exists("cpu/moat"));
+	assert_false(fake_cg_exists("unified/moat"));
 }
 
 /* A leaf that exists with processes in it is someone else's: refused, and left as it was. */
@@ -1145,25 +1053,25 @@ static void test_refuses_occupied(void **state)
 	int fd;
 
 	fake_setup(MOAT_CGROUP_HYBRID);
-	snprintf(path, sizeof(path), "%s/pids/moat", F.root);
+	snprintf(path, sizeof(path), "%s/pids/moat", fake.root);
 	assert_int_equal(mkdir(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/pids/moat/c1", F.root);
+	snprintf(path, sizeof(path), "%s/pids/moat/c1", fake.root);
 	assert_int_equal(mkdir(path, 0755), 0);
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	put_file(fd, "cgroup.procs", "5000007\n");
+	fake_cg_put(fd, "cgroup.procs", "5000007\n");
 	close(fd);
 	assert_int_equal(moat_cgroup_create("/moat/c1", NULL, NULL, 0, &cg, &err), -EBUSY);
 	snprintf(want, sizeof(want),
 		 "linux.cgroupsPath: cgroup '/moat/c1' exists already with processes in it "
 		 "(5000007 in '%s/pids/moat/c1'); moat does not share a cgroup with processes it "
-		 "did not start", F.root);
+		 "did not start", fake.root);
 	assert_string_equal(err.msg, want);
 	moat_error_clear(&err);
-	assert_true(fake_exists("pids/moat/c1/cgroup.procs"));
-	assert_false(fake_exists("memory/moat"));
+	assert_true(fake_cg_exists("pids/moat/c1/cgroup.procs"));
+	assert_false(fake_cg_exists("memory/moat"));
 	/* empty, it is reused */
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	put_file(fd, "cgroup.procs", "");
+	fake_cg_put(fd, "cgroup.procs", "");
 	close(fd);
 	cg = create_ok("/moat/c1", NULL);
 	moat_cgroup_free(cg);
@@ -1185,16 +1093,16 @@ static void test_fake_lifecycle(enum moat_cgroup_layout layout, const char *free
 	fake_setup(layout);
 	cg = create_ok("/moat/c1", NULL);
 	/* pids above any pid_max: nothing real is ever named */
-	snprintf(path, sizeof(path), "%s/%s/moat/c1", F.root,
+	snprintf(path, sizeof(path), "%s/%s/moat/c1", fake.root,
 		 layout == MOAT_CGROUP_V2 ? "." : "pids");
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	put_file(fd, "cgroup.procs", "5000003\n5000001\n");
+	fake_cg_put(fd, "cgroup.procs", "5000003\n5000001\n");
 	assert_int_equal(mkdirat(fd, "sub", 0755), 0);
 	close(fd);
 	fd = openat(fd0 = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), "sub",
 		    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	close(fd0);
-	put_file(fd, "cgroup.procs", "5000002\n5000001\n");
+	fake_cg_put(fd, "cgroup.procs", "5000002\n5000001\n");
 	close(fd);
 	assert_ok(moat_cgroup_pids(cg, &pids, &n, &err), &err);
 	assert_int_equal(n, 3);
@@ -1205,10 +1113,10 @@ static void test_fake_lifecycle(enum moat_cgroup_layout layout, const char *free
 
 	assert_ok(moat_cgroup_is_frozen(cg, &frozen, &err), &err);
 	assert_false(frozen);
-	log_reset();
+	fake_cg_log_reset();
 	assert_ok(moat_cgroup_freeze(cg, true, &err), &err);
 	snprintf(path, sizeof(path), "%s=%s\n", freeze_file, frozen_value);
-	assert_string_equal(F.log, path);
+	assert_string_equal(fake.log, path);
 	assert_ok(moat_cgroup_is_frozen(cg, &frozen, &err), &err);
 	assert_true(frozen);
 	assert_ok(moat_cgroup_freeze(cg, false, &err), &err);
@@ -1216,24 +1124,24 @@ static void test_fake_lifecycle(enum moat_cgroup_layout layout, const char *free
 	assert_false(frozen);
 
 	/* empty it (a fake has no kernel to kill anything), then destroy through open */
-	snprintf(path, sizeof(path), "%s/%s/moat/c1", F.root,
+	snprintf(path, sizeof(path), "%s/%s/moat/c1", fake.root,
 		 layout == MOAT_CGROUP_V2 ? "." : "pids");
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	put_file(fd, "cgroup.procs", "");
+	fake_cg_put(fd, "cgroup.procs", "");
 	close(fd);
 	fd = openat(fd0 = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), "sub",
 		    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	close(fd0);
-	put_file(fd, "cgroup.procs", "");
+	fake_cg_put(fd, "cgroup.procs", "");
 	close(fd);
 	moat_cgroup_free(cg);
 	assert_ok(moat_cgroup_open("/moat/c1", &opened, &err), &err);
 	assert_true(moat_cgroup_exists(opened));
 	assert_ok(moat_cgroup_destroy(opened, &err), &err);
 	assert_false(moat_cgroup_exists(opened));
-	assert_false(fake_exists(layout == MOAT_CGROUP_V2 ? "moat/c1" : "pids/moat/c1"));
-	assert_false(fake_exists(layout == MOAT_CGROUP_V2 ? "moat/c1" : "systemd/moat/c1"));
-	assert_true(fake_exists(layout == MOAT_CGROUP_V2 ? "moat" : "pids/moat"));
+	assert_false(fake_cg_exists(layout == MOAT_CGROUP_V2 ? "moat/c1" : "pids/moat/c1"));
+	assert_false(fake_cg_exists(layout == MOAT_CGROUP_V2 ? "moat/c1" : "systemd/moat/c1"));
+	assert_true(fake_cg_exists(layout == MOAT_CGROUP_V2 ? "moat" : "pids/moat"));
 	moat_cgroup_free(opened);
 
 	/* absent: opens, has no processes, destroys as a no-op */
