@@ -418,3 +418,42 @@ ready"
 	current=$(sed -n 's/^current=\([0-9]*\) .*/\1/p' <<<"$output")
 	((current <= 16)) || fail "$current tasks in the cgroup under a limit of 16"
 }
+
+# Issue 15 (section 5): `moat update --memory` rewrote a microVM's cgroup without counting
+# QEMU, charged to it beside the guest's memory: a lower limit could have the kernel OOM-kill
+# QEMU rather than the workload. A limit below the guest's memory and QEMU's 64 MiB is refused
+# with one line naming both. The guest's memory is the one it booted with (recorded in the
+# state), even once an update has raised the limit in the saved config; a state without the
+# record (from an older moat) gets what create computes from the saved config.
+@test "microvm: update --memory below the guest's memory and QEMU's share is refused, naming both" {
+	# 384 MiB: a guest of 320 MiB and QEMU's 64
+	cfg_set '.linux.resources.memory = {limit: 402653184}'
+	cfg_sh 'echo ready; exec sleep 100000'
+	moat_run_detached
+	wait_for_output ready
+	local limit=/sys/fs/cgroup/memory/moat/$CID/memory.limit_in_bytes
+	local needs='is below what this microVM needs: its guest has 320 MiB and QEMU takes 64 MiB beside it \(384 MiB\)$'
+	run_moat update --memory 200m "$CID"
+	assert_moat_error "^moat: update: linux\.resources\.memory\.limit 200 MiB $needs"
+	assert_equal "$(cat "$limit")" 402653184
+	# raised to 1 GiB, which the saved config now says: the guest still has its 320 MiB
+	run_moat update --memory 1g "$CID"
+	assert_success
+	assert_equal "$(cat "$limit")" $((1 << 30))
+	run_moat update --resources - "$CID" <<<'{"memory": {"limit": 402653183}}'
+	assert_moat_error "limit 402653183 bytes $needs"
+	assert_equal "$(cat "$limit")" $((1 << 30))
+	# exactly what it needs is allowed
+	run_moat update --memory 384m "$CID"
+	assert_success
+	assert_equal "$(cat "$limit")" 402653184
+	# an older state, without the record: sized from the saved config (now 384 MiB) as create
+	# sizes it
+	local st=$MOAT_ROOT/$CID/state.json
+	jq -e 'has("vmMemoryMib")' "$st"
+	jq 'del(.vmMemoryMib)' "$st" >"$st.new" && mv "$st.new" "$st"
+	run_moat update --memory 256m "$CID"
+	assert_moat_error "limit 256 MiB $needs"
+	assert_equal "$(cat "$limit")" 402653184
+	assert_equal "$(status_of)" running
+}

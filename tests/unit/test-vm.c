@@ -133,6 +133,49 @@ static void test_accel_memory_cpus(void **state)
 			 0);
 }
 
+/* The error of moat_vm_check_memory_update for a memory limit of limit bytes (present
+ * unless absent), or NULL when it passes. */
+static char *update_refusal(uint32_t guest_mib, int64_t limit, bool absent)
+{
+	struct oci_memory m = { .limit = limit, .limit_present = !absent };
+	struct oci_resources res = { .memory = &m };
+	moat_error err = MOAT_ERROR_INIT;
+	char *msg = NULL;
+
+	if (moat_vm_check_memory_update(guest_mib, &res, &err) < 0) {
+		assert_non_null(err.msg);
+		msg = xstrdup(err.msg);
+	}
+	moat_error_clear(&err);
+	return msg;
+}
+
+/* `moat update` holds a microVM's memory limit to the guest's memory and QEMU's beside it. */
+static void test_memory_update(void **state)
+{
+	moat_error err = MOAT_ERROR_INIT;
+	char *msg;
+
+	(void)state;
+	msg = update_refusal(256, 100 << 20, false);
+	assert_string_equal(msg, "linux.resources.memory.limit 100 MiB is below what this microVM "
+				 "needs: its guest has 256 MiB and QEMU takes 64 MiB beside it "
+				 "(320 MiB)");
+	free(msg);
+	/* a byte short of it, in bytes */
+	msg = update_refusal(256, (320 << 20) - 1, false);
+	assert_string_equal(msg, "linux.resources.memory.limit 335544319 bytes is below what this "
+				 "microVM needs: its guest has 256 MiB and QEMU takes 64 MiB beside "
+				 "it (320 MiB)");
+	free(msg);
+	assert_null(update_refusal(256, 320 << 20, false));
+	assert_null(update_refusal(256, (int64_t)1 << 40, false));
+	assert_null(update_refusal(256, -1, false));  /* no limit */
+	assert_null(update_refusal(256, 0, true));    /* no new limit */
+	assert_int_equal(moat_vm_check_memory_update(256, NULL, &err), 0);
+	assert_null(err.msg);
+}
+
 static void test_start_message(void **state)
 {
 	struct oci_config *cfg = config(
@@ -343,6 +386,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_isolation),
 		cmocka_unit_test(test_accel_memory_cpus),
+		cmocka_unit_test(test_memory_update),
 		cmocka_unit_test(test_start_message),
 		cmocka_unit_test(test_start_seccomp),
 		cmocka_unit_test(test_start_namespaces),

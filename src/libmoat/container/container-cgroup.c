@@ -8,6 +8,7 @@
 #include "container-internal.h"
 #include "policy.h"
 #include "utils.h"
+#include "vm-select.h"
 
 /* The opened container's cgroup; a container without one (rootless, no resources) cannot be
  * reached this way, and what asked is named. */
@@ -141,6 +142,25 @@ static int hold_to_policy(const struct oci_config *saved, const char *policy,
 	return r < 0 ? moat_error_prefix(err, "update") : 0;
 }
 
+/* A microVM's QEMU is charged to the cgroup beside the guest's memory: a memory limit below
+ * both is refused (vm-select.h). The guest's memory is what create recorded in the state, so
+ * an update after the saved config or the policy changed still knows it; a state written
+ * before moat recorded it gets what create would compute from the saved config. */
+static int hold_to_vm(const struct moat_opened *c, const struct oci_config *saved,
+		      const struct oci_resources *res, moat_error *err)
+{
+	uint32_t guest = c->st->vm_memory_mib;
+
+	if (c->st->isolation == NULL ||
+	    strcmp(c->st->isolation, moat_isolation_name(MOAT_ISOLATION_MICROVM)) != 0)
+		return 0;
+	if (!c->st->vm_memory_mib_present && moat_vm_memory_of(saved, &guest, err) < 0)
+		return moat_error_prefix(err, "update: the saved config");
+	if (moat_vm_check_memory_update(guest, res, err) < 0)
+		return moat_error_prefix(err, "update");
+	return 0;
+}
+
 /* The cgroup update, with the devices the saved config lists (a new device rule list allows
  * them again, as create did). */
 static int update_cgroup(const struct moat_opened *c, const char *policy,
@@ -155,6 +175,8 @@ static int update_cgroup(const struct moat_opened *c, const char *policy,
 		return moat_error_ret(err);
 	lx = saved->linux;
 	r = hold_to_policy(saved, policy, res, err);
+	if (r == 0)
+		r = hold_to_vm(c, saved, res, err);
 	if (r == 0)
 		r = open_cgroup(c, "update", &cg, err);
 	if (r == 0 && moat_cgroup_update(cg, res, lx ? lx->devices : NULL,

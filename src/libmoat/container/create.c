@@ -575,6 +575,8 @@ static int save_state(struct build *b, moat_error *err)
 		.pid_start = moat_pid_start_time(b->init), .bundle = b->bundle,
 		.rootfs = b->rootfs, .created = created, .owner = getuid(),
 		.cgroup_path = b->cgroup_path, .isolation = (char *)isolation,
+		.vm_memory_mib = b->isolation.memory_mib,
+		.vm_memory_mib_present = b->isolation.isolation == MOAT_ISOLATION_MICROVM,
 		.cgroup_applied = b->cg ? (struct oci_string_map *)moat_cgroup_applied(b->cg) : NULL,
 		.cgroup_ignored = b->cg ? (struct oci_string_map *)moat_cgroup_ignored(b->cg) : NULL,
 		.policy = b->policy_changes,

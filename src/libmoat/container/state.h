@@ -34,7 +34,10 @@ struct moat_state {
 						* (moat_cgroup_applied), kept up to date by update */
 	struct oci_string_map *cgroup_ignored; /* what of linux.resources this host has no limit
 						* for, by field -> why (moat_cgroup_ignored) */
-	char *isolation;           /* "container" (microVM later) */
+	char *isolation;           /* "container" or "microvm" */
+	uint32_t vm_memory_mib;    /* a microVM's guest memory as booted (absent in the state
+				    * of a microVM that a moat before this field created) */
+	bool vm_memory_mib_present;
 	struct oci_string_map *annotations;
 	struct oci_string_map *policy; /* rule -> what the policy changed in the config */
 };

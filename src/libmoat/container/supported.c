@@ -19,6 +19,10 @@
 #include "strv.h"
 #include "utils.h"
 
+/* A number macro as a string literal, for the texts below. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 /* "CAP_CHOWN" .. up to the last capability this kernel knows. */
 static char **capability_names(size_t *ret_n)
 {
@@ -119,7 +123,8 @@ static const struct {
 	{ MOAT_VM_CPUS_ANNOTATION, "N: the microVM's vCPUs (default: from the CPU quota, else 1)",
 	  false },
 	{ MOAT_VM_MEMORY_ANNOTATION,
-	  "N: the microVM's memory in MiB (default: the memory limit less 64, else 256)", false },
+	  "N: the microVM's memory in MiB (default: the memory limit less " STR(MOAT_VM_OVERHEAD_MIB)
+	  ", else " STR(MOAT_VM_DEFAULT_MEMORY_MIB) ")", false },
 };
 
 /* "a,b,c" of the rules for which pick(p, rule) holds, or each rule=on|off with all. */

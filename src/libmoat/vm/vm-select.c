@@ -12,12 +12,6 @@
 #include "policy.h"
 #include "utils.h"
 
-/* Guest memory when nothing sets it, and the least a guest kernel plus agent boots in. */
-#define VM_DEFAULT_MEMORY_MIB 256
-#define VM_MIN_MEMORY_MIB 64
-/* What the VMM itself needs besides guest memory (measured: QEMU microvm ~37 MB resident):
- * kept out of linux.resources.memory.limit when the guest's memory comes from it. */
-#define VM_VMM_OVERHEAD_MIB 64
 /* vCPUs: QEMU microvm's limit is far above what a container asks for. */
 #define VM_MAX_CPUS 64
 
@@ -111,28 +105,56 @@ static int choose_memory(const struct oci_config *cfg, uint32_t *ret, moat_error
 	bool limited = r && r->memory && r->memory->limit_present && r->memory->limit > 0;
 	uint64_t limit_mib = limited ? (uint64_t)r->memory->limit >> 20 : 0;
 	bool asked = annotation(cfg, MOAT_VM_MEMORY_ANNOTATION) != NULL;
-	uint32_t mib = VM_DEFAULT_MEMORY_MIB;
+	uint32_t mib = MOAT_VM_DEFAULT_MEMORY_MIB;
+	char besides[64] = "";
 
 	if (limited)
-		mib = limit_mib <= VM_VMM_OVERHEAD_MIB ? 0
-			: (uint32_t)MIN(limit_mib - VM_VMM_OVERHEAD_MIB, UINT32_MAX);
+		mib = limit_mib <= MOAT_VM_OVERHEAD_MIB ? 0
+			: (uint32_t)MIN(limit_mib - MOAT_VM_OVERHEAD_MIB, UINT32_MAX);
 	if (annotation_number(cfg, MOAT_VM_MEMORY_ANNOTATION, 1UL << 20, &mib, err) < 0)
 		return moat_error_ret(err);
-	if (mib < VM_MIN_MEMORY_MIB)
+	if (!asked)
+		snprintf(besides, sizeof(besides), " besides the VMM's own %d MiB",
+			 MOAT_VM_OVERHEAD_MIB);
+	if (mib < MOAT_VM_MIN_MEMORY_MIB)
 		return moat_error_msg(err, EINVAL, "%s: the guest would get %u MiB; it needs at least "
 				      "%d MiB%s",
 				      asked ? "annotations." MOAT_VM_MEMORY_ANNOTATION
 					    : "linux.resources.memory.limit",
-				      mib, VM_MIN_MEMORY_MIB,
-				      asked ? "" : " besides the VMM's own 64 MiB");
-	if (limited && (uint64_t)mib + VM_VMM_OVERHEAD_MIB > limit_mib)
+				      mib, MOAT_VM_MIN_MEMORY_MIB, besides);
+	if (limited && (uint64_t)mib + MOAT_VM_OVERHEAD_MIB > limit_mib)
 		return moat_error_msg(err, EINVAL,
 				      "annotations." MOAT_VM_MEMORY_ANNOTATION ": %u MiB and the "
-				      "VMM's 64 MiB do not fit in linux.resources.memory.limit "
+				      "VMM's %d MiB do not fit in linux.resources.memory.limit "
 				      "(%llu MiB)",
-				      mib, (unsigned long long)limit_mib);
+				      mib, MOAT_VM_OVERHEAD_MIB, (unsigned long long)limit_mib);
 	*ret = mib;
 	return 0;
+}
+
+int moat_vm_memory_of(const struct oci_config *cfg, uint32_t *ret_mib, moat_error *err)
+{
+	return choose_memory(cfg, ret_mib, err);
+}
+
+int moat_vm_check_memory_update(uint32_t guest_mib, const struct oci_resources *res,
+				moat_error *err)
+{
+	const struct oci_memory *m = res ? res->memory : NULL;
+	uint64_t need_mib = (uint64_t)guest_mib + MOAT_VM_OVERHEAD_MIB;
+	char limit[64];
+
+	/* -1 is no limit; a limit is in bytes */
+	if (m == NULL || !m->limit_present || m->limit < 0 || (uint64_t)m->limit >= need_mib << 20)
+		return 0;
+	if (m->limit % (1 << 20) == 0)
+		snprintf(limit, sizeof(limit), "%lld MiB", (long long)(m->limit >> 20));
+	else
+		snprintf(limit, sizeof(limit), "%lld bytes", (long long)m->limit);
+	return moat_error_msg(err, EINVAL,
+			      "linux.resources.memory.limit %s is below what this microVM needs: its "
+			      "guest has %u MiB and QEMU takes %d MiB beside it (%llu MiB)",
+			      limit, guest_mib, MOAT_VM_OVERHEAD_MIB, (unsigned long long)need_mib);
 }
 
 /* vCPUs: moat.vm.cpus, else the CPU quota rounded up, else 1. */

@@ -26,6 +26,14 @@
 #define MOAT_VM_MEMORY_ANNOTATION "moat.vm.memory_mib"
 #define MOAT_VM_CPUS_ANNOTATION "moat.vm.cpus"
 
+/* Guest memory in MiB when nothing sets it, and the least a guest kernel plus agent boots in. */
+#define MOAT_VM_DEFAULT_MEMORY_MIB 256
+#define MOAT_VM_MIN_MEMORY_MIB 64
+/* What the VMM itself needs besides guest memory, in MiB (measured: QEMU microvm ~37 MB
+ * resident). It is charged to the container's cgroup: a memory limit holds the guest's memory
+ * and this, at create and at every update. */
+#define MOAT_VM_OVERHEAD_MIB 64
+
 enum moat_isolation { MOAT_ISOLATION_CONTAINER, MOAT_ISOLATION_MICROVM };
 enum moat_vm_accel { MOAT_VM_ACCEL_KVM, MOAT_VM_ACCEL_TCG };
 
@@ -46,6 +54,14 @@ struct moat_vm_defaults {
  * the annotation or field ("annotations.moat.isolation: ..."). */
 int moat_vm_choose(const struct oci_config *cfg, bool as_vm, const struct moat_vm_defaults *d,
 		   struct moat_vm_choice *ret, moat_error *err);
+
+/* The guest memory moat_vm_choose() gives a microVM of cfg, in MiB. */
+int moat_vm_memory_of(const struct oci_config *cfg, uint32_t *ret_mib, moat_error *err);
+/* A new linux.resources.memory.limit in res (`moat update`) for a microVM whose guest has
+ * guest_mib: refused below the guest's memory and the VMM's beside it, where the kernel would
+ * OOM-kill QEMU rather than the workload. The error names both numbers and their sum. */
+int moat_vm_check_memory_update(uint32_t guest_mib, const struct oci_resources *res,
+				moat_error *err);
 
 /* Whether the accelerator can run a guest here; the error says why not and names tcg. */
 int moat_vm_accel_check(enum moat_vm_accel accel, moat_error *err);
