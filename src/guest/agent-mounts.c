@@ -10,26 +10,26 @@
  * is reachable). Whoever joins that mount namespace later gets the rootfs as
  * its root (setns looks through the mounts stacked on the namespace's root).
  *
- * Every path inside the rootfs is resolved with openat2(RESOLVE_IN_ROOT) from
- * the rootfs's fd, and mounts are made on /proc/self/fd/N of what was
- * resolved: a symlink in the rootfs cannot send a mount outside it.
+ * Every path inside the rootfs is resolved from the rootfs's fd by container
+ * mode's own code, safe-path.h (openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS),
+ * or its walk where openat2 is missing), and mounts are made on /proc/self/fd/N
+ * of what was resolved: a symlink in the rootfs cannot send a mount outside it.
  */
 #include "agent.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "safe-path.h"
 #include "utils.h"
 
 #define ROOTFS_DIR "/rootfs"
@@ -73,66 +73,18 @@ int agent_mount_base(moat_error *err)
 
 /* ---- paths inside the rootfs ----------------------------------------------------------------- */
 
-static int open_in_root(int rootfd, const char *path, int flags)
-{
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC),
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-
-	return (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
-}
-
-/* Open path (inside the rootfs) as O_PATH, making what is missing of it:
- * directories, and the last component as a file when as_file. */
+/* An O_PATH fd of path (inside the rootfs), made when missing as container mode makes a mount
+ * destination (safe-path.h): the parents as directories (0755), the last component as an
+ * empty file (0644) when as_file, else as a directory. */
 static int make_path_in_root(int rootfd, const char *path, bool as_file, moat_error *err)
 {
-	_cleanup_free_ char *copy = xstrdup(path);
-	_cleanup_close_ int cur = -1;
-	char *p = copy;
+	int fd = -1, r;
 
-	cur = open_in_root(rootfd, "/", O_PATH | O_DIRECTORY);
-	if (cur < 0)
-		return moat_error_set(err, errno, "open the rootfs");
-	while (*p != '\0') {
-		char *name, *slash, saved;
-		int next;
-
-		while (*p == '/')
-			p++;
-		if (*p == '\0')
-			break;
-		name = p;
-		slash = strchrnul(p, '/');
-		saved = *slash;
-		*slash = '\0';
-		/* Resolve the prefix up to this component from the root each
-		 * time, so a symlink in it stays inside the rootfs. */
-		next = open_in_root(rootfd, copy, O_PATH);
-		if (next < 0 && errno == ENOENT) {
-			bool last = saved == '\0' || slash[1 + strspn(slash + 1, "/")] == '\0';
-			int r;
-
-			if (last && as_file) {
-				r = openat(cur, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC,
-					   0644);
-				if (r >= 0)
-					close(r);
-			} else {
-				r = mkdirat(cur, name, 0755);
-			}
-			if (r < 0 && errno != EEXIST)
-				return moat_error_set(err, errno, "make %s", copy);
-			next = open_in_root(rootfd, copy, O_PATH);
-		}
-		if (next < 0)
-			return moat_error_set(err, errno, "open %s", copy);
-		*slash = saved;
-		p = slash;
-		close(cur);
-		cur = next;
-	}
-	return TAKE_FD(cur);
+	if (as_file)
+		r = moat_safe_mkfile(rootfd, path, 0644, &fd, err);
+	else
+		r = moat_safe_mkdir_p(rootfd, path, 0755, &fd, err);
+	return r < 0 ? r : fd;
 }
 
 static void fd_path(char *buf, size_t size, int fd)
@@ -145,11 +97,12 @@ static void fd_path(char *buf, size_t size, int fd)
 static int mount_at(int rootfd, const char *dest, const char *source, const char *type,
 		    unsigned long flags, const char *data, moat_error *err)
 {
-	_cleanup_close_ int fd = open_in_root(rootfd, dest, O_PATH);
+	_cleanup_close_ int fd = -1;
 	char target[64];
+	int r = moat_safe_open(rootfd, dest, O_PATH, 0, 0, &fd, NULL);
 
-	if (fd < 0)
-		return moat_error_set(err, errno, "open %s", dest);
+	if (r < 0)
+		return moat_error_set(err, -r, "open %s", dest);
 	fd_path(target, sizeof(target), fd);
 	if (mount(source, target, type, flags, data) < 0)
 		return moat_error_set(err, errno, "mount");
@@ -173,9 +126,11 @@ static int do_bind(int rootfd, const struct moat_proto_mount *m, moat_error *err
 
 	if (m->source == NULL)
 		return moat_error_msg(err, EINVAL, "a bind mount needs a source");
-	src = open_in_root(rootfd, m->source, O_PATH);
-	if (src < 0 || fstat(src, &st) < 0)
-		return moat_error_set(err, errno, "open the source %s", m->source);
+	r = moat_safe_open(rootfd, m->source, O_PATH, 0, 0, &src, NULL);
+	if (r == 0 && fstat(src, &st) < 0)
+		r = -errno;
+	if (r < 0)
+		return moat_error_set(err, -r, "open the source %s", m->source);
 	dst = make_path_in_root(rootfd, m->dest, !S_ISDIR(st.st_mode), err);
 	if (dst < 0)
 		return dst;
@@ -247,9 +202,10 @@ static int open_shares(int rootfd, const struct moat_msg_start *s, int *fds, moa
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		if (!is_share(&s->mounts[i]))
 			continue;
-		fds[i] = open_in_root(rootfd, s->mounts[i].dest, O_PATH);
-		if (fds[i] < 0)
-			return moat_error_set(err, errno, "the host's bind mount at %s is not in the "
+		int r = moat_safe_open(rootfd, s->mounts[i].dest, O_PATH, 0, 0, &fds[i], NULL);
+
+		if (r < 0)
+			return moat_error_set(err, -r, "the host's bind mount at %s is not in the "
 					      "share", s->mounts[i].dest);
 	}
 	return 0;
@@ -267,11 +223,11 @@ static bool same_file(int a, int b)
  * covers it, bind it again on top, as container mode stacks mounts in the config's order. */
 static int expose_share(int rootfd, const struct moat_proto_mount *m, int fd, moat_error *err)
 {
-	_cleanup_close_ int now = open_in_root(rootfd, m->dest, O_PATH), dst = -1;
+	_cleanup_close_ int now = -1, dst = -1;
 	char source[64], target[64];
 	struct stat st;
 
-	if (now >= 0 && same_file(now, fd))
+	if (moat_safe_open(rootfd, m->dest, O_PATH, 0, 0, &now, NULL) == 0 && same_file(now, fd))
 		return 0;
 	if (fstat(fd, &st) < 0)
 		return moat_error_set(err, errno, "stat the share's %s", m->dest);
@@ -358,10 +314,11 @@ static int populate_dev(int rootfd, moat_error *err)
  * devpts. */
 static int open_devpts(int rootfd)
 {
-	_cleanup_close_ int fd = open_in_root(rootfd, "/dev/pts", O_PATH | O_DIRECTORY);
+	_cleanup_close_ int fd = -1;
 	struct statfs sfs;
 
-	if (fd < 0 || fstatfs(fd, &sfs) < 0 || sfs.f_type != DEVPTS_SUPER_MAGIC)
+	if (moat_safe_open(rootfd, "/dev/pts", O_PATH | O_DIRECTORY, 0, 0, &fd, NULL) < 0 ||
+	    fstatfs(fd, &sfs) < 0 || sfs.f_type != DEVPTS_SUPER_MAGIC)
 		return -1;
 	return TAKE_FD(fd);
 }

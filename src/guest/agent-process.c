@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "process.h" /* MOAT_DEFAULT_PATH */
+#include "safe-path.h"
 #include "utils.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -188,20 +189,21 @@ static char *find_program(const struct moat_proto_process *p, int rfd)
 	child_fail(rfd, saved, "exec %s", name);
 }
 
-/* process.cwd, resolved inside the root (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS), as
+/* process.cwd, resolved inside the root as every path of the rootfs is (safe-path.h), as
  * container mode's enter_cwd: neither a symlink nor a magic link such as /proc/self/fd/N
  * (on an fd the agent holds, CVE-2024-21626) or /proc/self/root leads anywhere else. 0 or
  * a negative errno. */
 static int enter_cwd(const char *cwd)
 {
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
 	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), fd = -1;
+	int r;
 
 	if (root < 0)
 		return -errno;
-	fd = (int)syscall(SYS_openat2, root, cwd, &how, sizeof(how));
-	if (fd < 0 || fchdir(fd) < 0)
+	r = moat_safe_open(root, cwd, O_PATH | O_DIRECTORY, 0, 0, &fd, NULL);
+	if (r < 0)
+		return r;
+	if (fchdir(fd) < 0)
 		return -errno;
 	return 0;
 }

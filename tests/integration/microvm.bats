@@ -356,6 +356,19 @@ got-TERM"
 # Issue 14 (26): the workload saw the agent and the guest's kernel threads although the config
 # asks for a PID namespace. It now runs in one of its own in the guest, as PID 1; exec'd
 # processes are made in it.
+# Issue 15: the agent resolves paths inside the rootfs with container mode's own code
+# (safe-path.c) instead of a resolver of its own, which refused a destination that is a
+# dangling symlink. Now the guest makes the link's target, inside the rootfs, as container
+# mode does; the ".." that would climb out stops at the rootfs.
+@test "microvm: a mount destination that is a dangling symlink is made where it leads, inside the rootfs" {
+	ln -s ../../../../../../made/here "$BUNDLE/rootfs/dangling"
+	cfg_set '.mounts += [{destination: "/dangling", type: "tmpfs", source: "tmpfs"}]'
+	run_sh 'grep -c " /made/here tmpfs " /proc/self/mounts; readlink /dangling'
+	[[ $status == 0 ]] || fail "status $status: $stderr"
+	assert_output "$(printf '1\n../../../../../../made/here')"
+	[[ -d $BUNDLE/rootfs/made/here ]] || fail "no /made/here in the rootfs"
+}
+
 @test "microvm: the workload is PID 1 of its own PID namespace, and exec'd processes join it" {
 	cfg_sh 'echo "pid=$$"; ps -o pid,args; echo ready; while :; do sleep 1; done'
 	moat_run_detached
