@@ -1,8 +1,10 @@
 /* moat: agent-smoke, a developer's check of the guest agent in a real VM.
  *
  * It builds a busybox rootfs, boots QEMU's microvm with moat's kernel and
- * initramfs once per case, speaks the protocol of proto.h to the agent as
- * the supervisor will, and checks what comes back. TAP output.
+ * initramfs once per case, on the command line moat's supervisor uses
+ * (vm-launch.h: virtio-fs or 9p, a debug-exit device for the cases that want
+ * one), speaks the protocol of proto.h to the agent as the supervisor will,
+ * and checks what comes back. TAP output.
  *
  *   agent-smoke --kernel K --initrd I [--fs virtiofs|9p|both] [--busybox B]
  *               [--only NAME] [--verbose]
@@ -26,13 +28,13 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "proto.h"
 #include "utils.h"
+#include "vm-launch.h"
 
 #define QEMU "qemu-system-x86_64"
 #define VIRTIOFSD "/usr/lib/qemu/virtiofsd"
@@ -164,16 +166,22 @@ static int make_rootfs(struct opts *o)
 
 /* ---- the VM ---------------------------------------------------------------------------------- */
 
-static pid_t spawn_logged(char *const argv[], const char *log)
+/* Fork and exec argv with stdin from /dev/null and its output to log; agent_fd (unless -1)
+ * goes where QEMU's command line names the agent's socket. */
+static pid_t spawn_logged(char *const argv[], const char *log, int agent_fd)
 {
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		/* out of the way of the fds opened next */
+		int agent = agent_fd < 0 ? -1 : fcntl(agent_fd, F_DUPFD, 10);
 		int in = open("/dev/null", O_RDONLY), out = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		dup2(in, 0);
 		dup2(out, 1);
 		dup2(out, 2);
+		if (agent >= 0)
+			dup2(agent, MOAT_VM_QEMU_AGENT_FD);
 		execvp(argv[0], argv);
 		_exit(127);
 	}
@@ -192,13 +200,74 @@ static bool wait_path(const char *path, int ms)
 	return true;
 }
 
+/* virtiofsd, sharing the rootfs on vsock; its output in virtiofsd.log. */
+static int start_virtiofsd(struct vm *vm, const char *vsock)
+{
+	char src[300], sockarg[300], vlog[256];
+
+	snprintf(vlog, sizeof(vlog), "%s/virtiofsd.log", vm->dir);
+	snprintf(src, sizeof(src), "source=%s", vm->o->rootfs);
+	snprintf(sockarg, sizeof(sockarg), "--socket-path=%s", vsock);
+	char *vargv[] = { VIRTIOFSD, sockarg, "-o", src, "-o", "cache=auto",
+			  "-o", "sandbox=chroot", NULL };
+	vm->vfsd = spawn_logged(vargv, vlog, -1);
+	return wait_path(vsock, 5000) ? 0 : -1;
+}
+
+/* MOAT_SMOKE_QEMU_DEBUG=1: argv and QEMU's log of resets and guest errors in
+ * qemu-debug.log. */
+static char **with_debug_log(char **argv, const char *dir)
+{
+	size_t n = 0;
+
+	if (getenv("MOAT_SMOKE_QEMU_DEBUG") == NULL)
+		return argv;
+	while (argv[n])
+		n++;
+	argv = xrealloc(argv, (n + 5) * sizeof(*argv));
+	argv[n++] = xstrdup("-d");
+	argv[n++] = xstrdup("cpu_reset,guest_errors");
+	argv[n++] = xstrdup("-D");
+	argv[n++] = xasprintf("%s/qemu-debug.log", dir);
+	argv[n] = NULL;
+	return argv;
+}
+
+/* QEMU on the command line moat's supervisor uses (vm-launch.h), one vCPU under TCG, the
+ * root through vsock's virtiofsd or else 9p; the guest's console in console.log (with the
+ * kernel's messages under --verbose), QEMU's output in qemu.log. vm->sock is the agent's. */
+static int start_qemu(struct vm *vm, const char *vsock, bool debugexit)
+{
+	const char *mem = getenv("MOAT_SMOKE_MEM");
+	struct moat_vm_choice choice = { MOAT_ISOLATION_MICROVM, MOAT_VM_ACCEL_TCG,
+					 mem ? (uint32_t)strtoul(mem, NULL, 10) : 256, 1 };
+	char console[256], qlog[256];
+	struct moat_vm_launch l = { .qemu = QEMU, .qemu_fd = -1, .kernel = vm->o->kernel,
+				    .initramfs = vm->o->initrd, .rootfs = vm->o->rootfs,
+				    .console_log = console, .vm = &choice,
+				    .virtiofs_socket = vsock, .debug_exit = debugexit,
+				    .kernel_messages = vm->o->verbose };
+	char **argv;
+	int sp[2];
+
+	snprintf(console, sizeof(console), "%s/console.log", vm->dir);
+	snprintf(qlog, sizeof(qlog), "%s/qemu.log", vm->dir);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		return -1;
+	argv = with_debug_log(moat_vm_qemu_argv(&l), vm->dir);
+	vm->qemu = spawn_logged(argv, qlog, sp[1]);
+	moat_vm_argv_free(argv);
+	close(sp[1]);
+	vm->sock = sp[0];
+	fcntl(vm->sock, F_SETFL, O_NONBLOCK);
+	return vm->qemu < 0 ? -1 : 0;
+}
+
 static int vm_boot(struct vm *vm, const struct opts *o, const char *fs, bool debugexit)
 {
-	char sock[256], vsock[256], log[256], qlog[256], vlog[256], append[512], fsdev[512], mach[128];
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	bool vfs = strcmp(fs, "virtiofs") == 0;
-	const char *mem = getenv("MOAT_SMOKE_MEM") ? getenv("MOAT_SMOKE_MEM") : "256";
+	char vsock[256];
 
 	memset(vm, 0, sizeof(*vm));
 	vm->o = o;
@@ -209,88 +278,10 @@ static int vm_boot(struct vm *vm, const struct opts *o, const char *fs, bool deb
 	snprintf(vm->dir, sizeof(vm->dir), "%s/moat-smoke.XXXXXX", tmp);
 	if (mkdtemp(vm->dir) == NULL)
 		return -1;
-	snprintf(sock, sizeof(sock), "%s/agent.sock", vm->dir);
 	snprintf(vsock, sizeof(vsock), "%s/vfs.sock", vm->dir);
-	snprintf(log, sizeof(log), "file,id=con,path=%s/console.log", vm->dir);
-	snprintf(qlog, sizeof(qlog), "%s/qemu.log", vm->dir);
-	snprintf(vlog, sizeof(vlog), "%s/virtiofsd.log", vm->dir);
-	/* --verbose: the kernel's messages in console.log too. */
-	snprintf(append, sizeof(append), "console=hvc0 %sreboot=t panic=-1 moat.rootfs=%s%s",
-		 o->verbose ? "" : "quiet ", fs, debugexit ? " moat.debugexit=1" : "");
-	if (vfs) {
-		char src[300], sockarg[300];
-
-		snprintf(src, sizeof(src), "source=%s", o->rootfs);
-		snprintf(sockarg, sizeof(sockarg), "--socket-path=%s", vsock);
-		char *vargv[] = { VIRTIOFSD, sockarg, "-o", src, "-o", "cache=auto",
-				  "-o", "sandbox=chroot", NULL };
-		vm->vfsd = spawn_logged(vargv, vlog);
-		if (!wait_path(vsock, 5000))
-			return -1;
-		snprintf(mach, sizeof(mach), "microvm,acpi=off,memory-backend=mem");
-	} else {
-		snprintf(mach, sizeof(mach), "microvm,acpi=off");
-		snprintf(fsdev, sizeof(fsdev), "local,id=r,path=%s,security_model=none", o->rootfs);
-	}
-	char chardev[300], vchardev[300];
-	snprintf(chardev, sizeof(chardev), "socket,id=c0,path=%s,server=on,wait=off", sock);
-	snprintf(vchardev, sizeof(vchardev), "socket,id=vfs,path=%s", vsock);
-	char *argv[64] = { QEMU, "-M", mach, "-accel", "tcg", "-cpu", "max", "-m", (char *)mem,
-			   "-nodefaults", "-no-user-config", "-nographic", "-no-reboot",
-			   "-kernel", (char *)o->kernel, "-initrd", (char *)o->initrd,
-			   "-append", append,
-			   "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
-			   "-device", "virtio-serial-device", "-chardev", log,
-			   "-device", "virtconsole,chardev=con", "-chardev", chardev,
-			   "-device", "virtserialport,chardev=c0,name=moat.0" };
-	int n = 0;
-	while (argv[n])
-		n++;
-	char memarg[100];
-
-	snprintf(memarg, sizeof(memarg), "memory-backend-memfd,id=mem,size=%sM,share=on", mem);
-	if (vfs) {
-		char *more[] = { "-object", memarg,
-				 "-global", "virtio-mmio.force-legacy=false", "-chardev", vchardev,
-				 "-device", "vhost-user-fs-device,chardev=vfs,tag=moatroot", NULL };
-		for (int i = 0; more[i]; i++)
-			argv[n++] = more[i];
-	} else {
-		char *more[] = { "-fsdev", fsdev, "-device", "virtio-9p-device,fsdev=r,mount_tag=moatroot",
-				 NULL };
-		for (int i = 0; more[i]; i++)
-			argv[n++] = more[i];
-	}
-	/* MOAT_SMOKE_QEMU_DEBUG=1: QEMU logs resets and guest errors to qemu-debug.log. */
-	char dlog[300];
-	if (getenv("MOAT_SMOKE_QEMU_DEBUG")) {
-		snprintf(dlog, sizeof(dlog), "%s/qemu-debug.log", vm->dir);
-		argv[n++] = "-d";
-		argv[n++] = "cpu_reset,guest_errors";
-		argv[n++] = "-D";
-		argv[n++] = dlog;
-	}
-	argv[n] = NULL;
-	vm->qemu = spawn_logged(argv, qlog);
-	if (!wait_path(sock, 5000))
+	if (vfs && start_virtiofsd(vm, vsock) < 0)
 		return -1;
-	if (strlen(sock) >= sizeof(sa.sun_path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(sa.sun_path, sock, strlen(sock) + 1);
-	/* The file appears at bind(), a moment before QEMU listens. */
-	for (uint64_t end = now_ms() + 5000;; sleep_ms(5)) {
-		vm->sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (connect(vm->sock, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-			break;
-		close(vm->sock);
-		vm->sock = -1;
-		if (now_ms() > end)
-			return -1;
-	}
-	fcntl(vm->sock, F_SETFL, O_NONBLOCK);
-	return 0;
+	return start_qemu(vm, vfs ? vsock : NULL, debugexit);
 }
 
 static void handle(struct vm *vm, struct moat_msg *m)

@@ -15,9 +15,6 @@
 #include "strv.h"
 #include "utils.h"
 
-/* The fd number QEMU finds the agent's socket at. */
-#define QEMU_AGENT_FD 3
-
 /* QEMU's whole environment. */
 static char *const qemu_env[] = { "PATH=/usr/bin", NULL };
 
@@ -71,58 +68,109 @@ static char *qemu_escape(const char *s)
 	return r;
 }
 
+/* The machine: accelerator, CPUs, memory, nothing by default, QEMU's own seccomp filter. */
+static void add_machine(struct argv_builder *b, const struct moat_vm_launch *l)
+{
+	bool kvm = l->vm->accel == MOAT_VM_ACCEL_KVM;
+
+	add(b, "-M");
+	/* virtio-fs: vhost-user needs the guest's memory shared with virtiofsd */
+	addf(b, "microvm,acpi=off,x-option-roms=off,rtc=off%s",
+	     l->virtiofs_socket ? ",memory-backend=mem" : "");
+	add(b, "-accel");
+	add(b, kvm ? "kvm" : "tcg");
+	add(b, "-cpu");
+	add(b, kvm ? "host" : "max");
+	add(b, "-smp");
+	addf(b, "%u", l->vm->cpus);
+	add(b, "-m");
+	addf(b, "%uM", l->vm->memory_mib);
+	if (l->virtiofs_socket) {
+		add(b, "-object");
+		addf(b, "memory-backend-memfd,id=mem,size=%uM,share=on", l->vm->memory_mib);
+	}
+	add(b, "-nodefaults");
+	add(b, "-no-user-config");
+	add(b, "-nographic");
+	add(b, "-no-reboot");
+	/* QEMU's own filter: no obsolete syscalls, no setuid and friends, no fork/exec, no
+	 * scheduler or resource changes. */
+	add(b, "-sandbox");
+	add(b, "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
+}
+
+/* The guest kernel, the agent's initramfs, and what the kernel's command line tells both. */
+static void add_kernel(struct argv_builder *b, const struct moat_vm_launch *l)
+{
+	add(b, "-kernel");
+	add(b, l->kernel);
+	add(b, "-initrd");
+	add(b, l->initramfs);
+	add(b, "-append");
+	addf(b, "console=hvc0%s panic=-1 reboot=t moat.rootfs=%s%s",
+	     l->kernel_messages ? "" : " quiet", l->virtiofs_socket ? "virtiofs" : "9p",
+	     l->debug_exit ? " moat.debugexit=1" : "");
+	if (l->debug_exit) {
+		add(b, "-device");
+		add(b, "isa-debug-exit,iobase=0xf4,iosize=0x04");
+	}
+}
+
+/* The console (to the log, or nowhere) and the agent's port on the inherited socket. */
+static void add_ports(struct argv_builder *b, const struct moat_vm_launch *l)
+{
+	_cleanup_free_ char *log = l->console_log ? qemu_escape(l->console_log) : NULL;
+
+	add(b, "-device");
+	add(b, "virtio-serial-device,max_ports=2");
+	add(b, "-chardev");
+	if (log)
+		addf(b, "file,id=con,path=%s", log);
+	else
+		add(b, "null,id=con");
+	add(b, "-device");
+	add(b, "virtconsole,chardev=con");
+	add(b, "-chardev");
+	addf(b, "socket,id=agent,fd=%d", MOAT_VM_QEMU_AGENT_FD);
+	add(b, "-device");
+	add(b, "virtserialport,chardev=agent,name=moat.0");
+}
+
+/* The root, tag moatroot: rootfs over 9p, or virtiofsd's share over virtio-fs. */
+static void add_share(struct argv_builder *b, const struct moat_vm_launch *l)
+{
+	_cleanup_free_ char *path = NULL;
+
+	if (l->virtiofs_socket) {
+		path = qemu_escape(l->virtiofs_socket);
+		/* virtiofsd refuses microvm's default legacy virtio-mmio */
+		add(b, "-global");
+		add(b, "virtio-mmio.force-legacy=false");
+		add(b, "-chardev");
+		addf(b, "socket,id=vfs,path=%s", path);
+		add(b, "-device");
+		add(b, "vhost-user-fs-device,chardev=vfs,tag=moatroot");
+		return;
+	}
+	path = qemu_escape(l->rootfs);
+	add(b, "-fsdev");
+	/* multidevs=remap: the share holds the config's bind mounts, other filesystems, whose
+	 * inode numbers must not collide in the guest */
+	addf(b, "local,id=root,path=%s,security_model=none,multidevs=remap%s", path,
+	     l->rootfs_readonly ? ",readonly=on" : "");
+	add(b, "-device");
+	add(b, "virtio-9p-device,fsdev=root,mount_tag=moatroot");
+}
+
 char **moat_vm_qemu_argv(const struct moat_vm_launch *l)
 {
 	struct argv_builder b = { 0 };
-	_cleanup_free_ char *rootfs = qemu_escape(l->rootfs);
-	_cleanup_free_ char *log = l->console_log ? qemu_escape(l->console_log) : NULL;
-	bool kvm = l->vm->accel == MOAT_VM_ACCEL_KVM;
 
 	add(&b, l->qemu);
-	add(&b, "-M");
-	add(&b, "microvm,acpi=off,x-option-roms=off,rtc=off");
-	add(&b, "-accel");
-	add(&b, kvm ? "kvm" : "tcg");
-	add(&b, "-cpu");
-	add(&b, kvm ? "host" : "max");
-	add(&b, "-smp");
-	addf(&b, "%u", l->vm->cpus);
-	add(&b, "-m");
-	addf(&b, "%uM", l->vm->memory_mib);
-	add(&b, "-nodefaults");
-	add(&b, "-no-user-config");
-	add(&b, "-nographic");
-	add(&b, "-no-reboot");
-	/* QEMU's own filter: no obsolete syscalls, no setuid and friends, no fork/exec, no
-	 * scheduler or resource changes. */
-	add(&b, "-sandbox");
-	add(&b, "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
-	add(&b, "-kernel");
-	add(&b, l->kernel);
-	add(&b, "-initrd");
-	add(&b, l->initramfs);
-	add(&b, "-append");
-	add(&b, "console=hvc0 quiet panic=-1 reboot=t moat.rootfs=9p");
-	add(&b, "-device");
-	add(&b, "virtio-serial-device,max_ports=2");
-	add(&b, "-chardev");
-	if (log)
-		addf(&b, "file,id=con,path=%s", log);
-	else
-		add(&b, "null,id=con");
-	add(&b, "-device");
-	add(&b, "virtconsole,chardev=con");
-	add(&b, "-chardev");
-	addf(&b, "socket,id=agent,fd=%d", QEMU_AGENT_FD);
-	add(&b, "-device");
-	add(&b, "virtserialport,chardev=agent,name=moat.0");
-	add(&b, "-fsdev");
-	/* multidevs=remap: the share holds the config's bind mounts, other filesystems, whose
-	 * inode numbers must not collide in the guest */
-	addf(&b, "local,id=root,path=%s,security_model=none,multidevs=remap%s", rootfs,
-	     l->rootfs_readonly ? ",readonly=on" : "");
-	add(&b, "-device");
-	add(&b, "virtio-9p-device,fsdev=root,mount_tag=moatroot");
+	add_machine(&b, l);
+	add_kernel(&b, l);
+	add_ports(&b, l);
+	add_share(&b, l);
 	return b.v;
 }
 
@@ -147,14 +195,14 @@ int moat_vm_launch(const struct moat_vm_launch *l, pid_t *ret_pid, moat_error *e
 	if (pid == 0) {
 		/* above the agent's number, so dup2 cannot close it */
 		int qemu_fd = l->qemu_fd < 0 ? -1 : fcntl(l->qemu_fd, F_DUPFD_CLOEXEC,
-							  QEMU_AGENT_FD + 1);
+							  MOAT_VM_QEMU_AGENT_FD + 1);
 
 		close(e[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if ((l->qemu_fd >= 0 && qemu_fd < 0) || dup2(l->agent_fd, QEMU_AGENT_FD) < 0 ||
-		    (e[1] <= QEMU_AGENT_FD && (e[1] = fcntl(e[1], F_DUPFD_CLOEXEC, 4)) < 0))
+		if ((l->qemu_fd >= 0 && qemu_fd < 0) || dup2(l->agent_fd, MOAT_VM_QEMU_AGENT_FD) < 0 ||
+		    (e[1] <= MOAT_VM_QEMU_AGENT_FD && (e[1] = fcntl(e[1], F_DUPFD_CLOEXEC, 4)) < 0))
 			_exit(127);
-		close_range(QEMU_AGENT_FD + 1, ~0U, CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC);
+		close_range(MOAT_VM_QEMU_AGENT_FD + 1, ~0U, CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC);
 		fcntl(e[1], F_SETFD, FD_CLOEXEC);
 		exec_qemu(l, qemu_fd, argv);
 		child_errno = errno;

@@ -7,6 +7,9 @@
  * kernel's console goes to a file for diagnosis. QEMU runs with -sandbox on (its own
  * seccomp filter: no spawning, no privilege changes, no obsolete syscalls) and -nodefaults,
  * so the guest sees nothing but what is listed here.
+ *
+ * This is QEMU's only command line in moat: the guest agent's developer check
+ * (tests/guest/agent-smoke.c) boots its VMs from it too, with the last three fields.
  */
 #ifndef MOAT_VM_LAUNCH_H
 #define MOAT_VM_LAUNCH_H
@@ -27,7 +30,18 @@ struct moat_vm_launch {
 	const char *console_log; /* where the guest kernel's console goes; NULL: nowhere */
 	const struct moat_vm_choice *vm;
 	int agent_fd;            /* QEMU's end of the agent's socket */
+	/* For the agent's developer check; moat's own VMs leave them zero. */
+	const char *virtiofs_socket; /* share the root through virtio-fs, served by the
+				      * virtiofsd listening on this socket, instead of rootfs
+				      * over 9p (rootfs and rootfs_readonly are then unused) */
+	bool debug_exit;         /* an isa-debug-exit device at port 0xf4 and moat.debugexit=1:
+				  * QEMU exits with the workload's status ((code << 1) | 1) */
+	bool kernel_messages;    /* the kernel's own messages on the console too (no quiet) */
 };
+
+/* The fd number at which QEMU finds the agent's socket: moat_vm_launch puts agent_fd there,
+ * and whoever else executes moat_vm_qemu_argv's vector must too. */
+#define MOAT_VM_QEMU_AGENT_FD 3
 
 /* The argument vector (NULL-terminated, each string allocated) for l. */
 char **moat_vm_qemu_argv(const struct moat_vm_launch *l);
