@@ -515,86 +515,109 @@ static int check_string(const struct field *f, const uint8_t *v, size_t len, con
 static int decode_object(const struct object *o, const uint8_t *p, size_t len, void *base,
 			 const char *path, moat_error *err);
 
+/* An integer (bool, u8..u64) of its exact width, within the field's range or mask. */
+static int decode_int(const struct field *f, const struct tlv *t, void *slot, const char *path,
+		      moat_error *err)
+{
+	static const size_t widths[] = { [K_BOOL] = 1, [K_U8] = 1, [K_U16] = 2, [K_U32] = 4, [K_U64] = 8 };
+	uint64_t v;
+
+	if (t->len != widths[f->kind])
+		return fail(err, path, "length %u, expected %zu", t->len, widths[f->kind]);
+	v = get_le(t->value, t->len);
+	if ((f->flags & F_MASK) && (v & ~f->max) != 0)
+		return fail(err, path, "unsupported bits 0x%llx", (unsigned long long)(v & ~f->max));
+	if (v < f->min || v > f->max)
+		return fail(err, path, "value %llu out of range %llu..%llu", (unsigned long long)v,
+			    (unsigned long long)f->min, (unsigned long long)f->max);
+	if (f->kind == K_BOOL)
+		*(bool *)slot = v != 0;
+	else if (f->kind == K_U64)
+		*(uint64_t *)slot = v;
+	else if (f->kind == K_U32)
+		*(uint32_t *)slot = (uint32_t)v;
+	else if (f->kind == K_U16)
+		*(uint16_t *)slot = (uint16_t)v;
+	else
+		*(uint8_t *)slot = (uint8_t)v;
+	return 0;
+}
+
+/* A string (NUL-terminated, checked as the field says) or bytes, of a length in range. */
+static int decode_bytes(const struct field *f, const struct tlv *t, void *slot,
+			const char *path, moat_error *err)
+{
+	bool str = f->kind == K_STR;
+	uint8_t *v;
+
+	if (t->len < f->min || t->len > f->max)
+		return fail(err, path, "length %u out of range %llu..%llu", t->len,
+			    (unsigned long long)f->min, (unsigned long long)f->max);
+	if (str && t->len > 0 && check_string(f, t->value, t->len, path, err) < 0)
+		return -EBADMSG;
+	v = xmalloc((size_t)t->len + str);
+	memcpy(v, t->value, t->len);
+	if (str) {
+		v[t->len] = '\0';
+		*(char **)slot = (char *)v;
+	} else {
+		*(uint8_t **)slot = v;
+	}
+	return 0;
+}
+
+/* An array of u32, or a classic BPF program: fixed-width entries, a count in range. */
+static int decode_array(const struct field *f, const struct tlv *t, void *slot,
+			const char *path, moat_error *err)
+{
+	size_t width = f->kind == K_BPF ? BPF_INSN_SIZE : 4;
+	uint64_t n;
+
+	if (t->len % width != 0)
+		return fail(err, path, "length %u is not a multiple of %zu", t->len, width);
+	n = t->len / width;
+	if (n < f->min || n > f->max)
+		return fail(err, path, "%llu entries, expected %llu..%llu", (unsigned long long)n,
+			    (unsigned long long)f->min, (unsigned long long)f->max);
+	if (f->kind == K_U32_ARRAY) {
+		uint32_t *a = xcalloc(n, sizeof(*a));
+
+		for (size_t i = 0; i < n; i++)
+			a[i] = (uint32_t)get_le(t->value + 4 * i, 4);
+		*(uint32_t **)slot = a;
+	} else {
+		struct sock_filter *a = xcalloc(n, sizeof(*a));
+
+		for (size_t i = 0; i < n; i++) {
+			const uint8_t *q = t->value + BPF_INSN_SIZE * i;
+
+			a[i].code = (uint16_t)get_le(q, 2);
+			a[i].jt = q[2];
+			a[i].jf = q[3];
+			a[i].k = (uint32_t)get_le(q + 4, 4);
+		}
+		*(struct sock_filter **)slot = a;
+	}
+	return 0;
+}
+
 /* Decode one value into slot (which the caller zeroed). */
 static int decode_value(const struct field *f, const struct tlv *t, void *slot, const char *path,
 			moat_error *err)
 {
-	static const size_t widths[] = { [K_BOOL] = 1, [K_U8] = 1, [K_U16] = 2, [K_U32] = 4, [K_U64] = 8 };
-	uint64_t v, n;
-
 	switch (f->kind) {
 	case K_BOOL:
 	case K_U8:
 	case K_U16:
 	case K_U32:
 	case K_U64:
-		if (t->len != widths[f->kind])
-			return fail(err, path, "length %u, expected %zu", t->len, widths[f->kind]);
-		v = get_le(t->value, t->len);
-		if ((f->flags & F_MASK) && (v & ~f->max) != 0)
-			return fail(err, path, "unsupported bits 0x%llx", (unsigned long long)(v & ~f->max));
-		if (v < f->min || v > f->max)
-			return fail(err, path, "value %llu out of range %llu..%llu", (unsigned long long)v,
-				    (unsigned long long)f->min, (unsigned long long)f->max);
-		if (f->kind == K_BOOL)
-			*(bool *)slot = v != 0;
-		else if (f->kind == K_U64)
-			*(uint64_t *)slot = v;
-		else if (f->kind == K_U32)
-			*(uint32_t *)slot = (uint32_t)v;
-		else if (f->kind == K_U16)
-			*(uint16_t *)slot = (uint16_t)v;
-		else
-			*(uint8_t *)slot = (uint8_t)v;
-		return 0;
+		return decode_int(f, t, slot, path, err);
 	case K_STR:
-		if (t->len < f->min || t->len > f->max)
-			return fail(err, path, "length %u out of range %llu..%llu", t->len,
-				    (unsigned long long)f->min, (unsigned long long)f->max);
-		if (t->len > 0 && check_string(f, t->value, t->len, path, err) < 0)
-			return -EBADMSG;
-		*(char **)slot = xmalloc((size_t)t->len + 1);
-		memcpy(*(char **)slot, t->value, t->len);
-		(*(char **)slot)[t->len] = '\0';
-		return 0;
 	case K_BYTES:
-		if (t->len < f->min || t->len > f->max)
-			return fail(err, path, "length %u out of range %llu..%llu", t->len,
-				    (unsigned long long)f->min, (unsigned long long)f->max);
-		*(uint8_t **)slot = xmalloc(t->len);
-		memcpy(*(uint8_t **)slot, t->value, t->len);
-		return 0;
+		return decode_bytes(f, t, slot, path, err);
 	case K_U32_ARRAY:
-	case K_BPF: {
-		size_t width = f->kind == K_BPF ? BPF_INSN_SIZE : 4;
-
-		if (t->len % width != 0)
-			return fail(err, path, "length %u is not a multiple of %zu", t->len, width);
-		n = t->len / width;
-		if (n < f->min || n > f->max)
-			return fail(err, path, "%llu entries, expected %llu..%llu", (unsigned long long)n,
-				    (unsigned long long)f->min, (unsigned long long)f->max);
-		if (f->kind == K_U32_ARRAY) {
-			uint32_t *a = xcalloc(n, sizeof(*a));
-
-			for (size_t i = 0; i < n; i++)
-				a[i] = (uint32_t)get_le(t->value + 4 * i, 4);
-			*(uint32_t **)slot = a;
-		} else {
-			struct sock_filter *a = xcalloc(n, sizeof(*a));
-
-			for (size_t i = 0; i < n; i++) {
-				const uint8_t *q = t->value + BPF_INSN_SIZE * i;
-
-				a[i].code = (uint16_t)get_le(q, 2);
-				a[i].jt = q[2];
-				a[i].jf = q[3];
-				a[i].k = (uint32_t)get_le(q + 4, 4);
-			}
-			*(struct sock_filter **)slot = a;
-		}
-		return 0;
-	}
+	case K_BPF:
+		return decode_array(f, t, slot, path, err);
 	case K_OBJ:
 		return decode_object(f->obj, t->value, t->len, slot, path, err);
 	default:

@@ -5,10 +5,9 @@
  * broken one. Every message that decodes must encode again, and that encoding
  * must decode and encode to the same bytes (the encoding is canonical).
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -include config.h \
- *     -Isrc/libmoat -Isrc/guest tests/guest/fuzz-proto.c src/proto/proto.c \
- *     src/libmoat/base/error.c src/libmoat/base/utils.c -o fuzz-proto
- *   ./fuzz-proto -max_total_time=60 CORPUS_DIR
+ *   make fuzz-proto     (clang -fsanitize=fuzzer,address,undefined: this file,
+ *                        src/proto/proto.c, src/libmoat/base/error.c and utils.c)
+ *   tests/guest/fuzz-proto -max_total_time=60 CORPUS_DIR
  */
 #include <stdint.h>
 #include <stdlib.h>
