@@ -22,7 +22,8 @@ setup_file() {
 	[[ -n ${ENGINE_DIR:-} ]] || return 0
 	# what this machine needs (no CAP_SYS_RESOURCE: Podman's default ulimits
 	# would exceed the hard limits; no systemd: cgroupfs, a file event log),
-	# then contrib's runtimes table with the paths of this file's wrappers
+	# then contrib's runtime_supports_json (moat's warnings to its log, not the
+	# container's stderr) and runtimes table, with the paths of this file's wrappers
 	cat >"$ENGINE_DIR/containers.conf" <<-EOF
 		[containers]
 		default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
@@ -37,7 +38,7 @@ setup_file() {
 	EOF
 	sed -n -e "s|/usr/local/bin/moat-vm|$(runtime_for moat-vm)|" \
 		-e "s|/usr/local/bin/moat\"|$(runtime_for moat)\"|" \
-		-e '/^\[engine.runtimes\]/,$p' \
+		-e '/^runtime_supports_json = /p' -e '/^\[engine.runtimes\]/,$p' \
 		"$BATS_TEST_DIRNAME/../../contrib/engines/podman/containers.conf" \
 		>>"$ENGINE_DIR/containers.conf"
 	printf '[storage]\ndriver = "overlay"\ngraphroot = "%s"\nrunroot = "%s"\n' \

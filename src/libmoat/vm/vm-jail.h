@@ -1,4 +1,4 @@
-/* moat: the VMM's jail, and what the container init does in microVM mode.
+/* moat: the VMM's jail: where QEMU runs in microVM mode.
  *
  * In microVM mode the container is still built by moat's own machinery (namespaces,
  * cgroup, user namespace, mounts), but from a config derived from the user's: its root is
