@@ -80,25 +80,34 @@ static struct oci_config *config(const char *json)
 	"\"process\": {\"user\": {\"uid\": 0, \"gid\": 0}, \"cwd\": \"/\", \"args\": [\"sh\"]" \
 	process_extra "}, \"mounts\": [" mounts "], \"linux\": {" BASE_NS linux_extra "}}"
 
-/* apply's error line, or NULL when the config is accepted. */
-static char *apply(const struct moat_policy *p, struct oci_config *cfg,
-		   struct oci_string_map **ret_changes)
+/* apply's error line, or NULL when the config is accepted; *ret_res (when asked) then holds
+ * the result, and *ret_changes what the state would keep of it. */
+static char *apply_result(const struct moat_policy *p, struct oci_config *cfg,
+			  struct oci_string_map **ret_changes, struct moat_policy_result **ret_res)
 {
 	moat_error err = MOAT_ERROR_INIT;
-	struct oci_string_map *changes = NULL;
+	struct moat_policy_result *res = NULL;
 	char *msg;
 
-	if (moat_policy_apply(p, cfg, "/bundle", &changes, &err) == 0) {
+	if (moat_policy_apply(p, cfg, "/bundle", &res, &err) == 0) {
 		if (ret_changes)
-			*ret_changes = changes;
+			*ret_changes = moat_policy_result_changes(res);
+		if (ret_res)
+			*ret_res = res;
 		else
-			oci_string_map_free(changes);
+			moat_policy_result_free(res);
 		return NULL;
 	}
 	assert_int_equal(err.code, err.code == EINVAL ? EINVAL : EPERM);
 	msg = xstrdup(err.msg);
 	moat_error_clear(&err);
 	return msg;
+}
+
+static char *apply(const struct moat_policy *p, struct oci_config *cfg,
+		   struct oci_string_map **ret_changes)
+{
+	return apply_result(p, cfg, ret_changes, NULL);
 }
 
 /* The line apply gives for config json under p (asserting it is refused). */
@@ -461,13 +470,14 @@ static void test_auto_userns(void **state)
 					"\"rootfs\"}, \"linux\": {\"namespaces\": [{\"type\": "
 					"\"network\"}, {\"type\": \"mount\"}]}}");
 	struct oci_string_map *changes = NULL;
+	struct moat_policy_result *res = NULL;
 	const struct oci_linux *lx;
 	char *msg;
 
 	(void)state;
 	free(p->path);
 	p->path = xstrdup("/etc/moat/policy.json");
-	msg = apply(p, cfg, &changes);
+	msg = apply_result(p, cfg, &changes, &res);
 	if (geteuid() != 0) {
 		assert_non_null(msg);
 		assert_non_null(strstr(msg, "only root can give the container host ids"));
@@ -476,6 +486,22 @@ static void test_auto_userns(void **state)
 	}
 	assert_null(msg);
 	assert_non_null(oci_string_map_get(changes, "auto-userns"));
+	/* create acts on the data, not the text */
+	assert_int_equal(res->ns_added, 1U << MOAT_NS_USER);
+	assert_null(res->userns_joined);
+	assert_int_equal(res->userns_ids, 1000);
+	assert_false(res->lent);
+	assert_string_equal(oci_string_map_get(changes, "auto-userns"),
+			    "user namespace added: container ids 0-999 map to a host range lent "
+			    "from the pool, rootfs and bind mounts idmapped");
+	res->lent = true;
+	res->lent_start = 301000;
+	res->lent_count = 1000;
+	oci_string_map_free(changes);
+	changes = moat_policy_result_changes(res);
+	assert_string_equal(oci_string_map_get(changes, "auto-userns"),
+			    "user namespace added: container ids 0-999 are host ids 301000-301999 "
+			    "(lent from the pool), rootfs and bind mounts idmapped");
 	lx = cfg->linux;
 	assert_int_equal(lx->namespaces_len, 3);
 	assert_string_equal(lx->namespaces[2]->type, "user");
@@ -494,6 +520,7 @@ static void test_auto_userns(void **state)
 		       "ids the automatic user namespace maps (autoUserns.idsPerContainer)" P_TAIL);
 out:
 	oci_string_map_free(changes);
+	moat_policy_result_free(res);
 	oci_config_free(cfg);
 	moat_policy_free(p);
 }

@@ -61,7 +61,7 @@ struct build {
 	struct moat_seccomp *seccomp; /* linux.seccomp, compiled */
 	struct moat_seccomp *vmm_seccomp; /* microVM mode: the jail's, for the supervisor */
 	bool hooks_started; /* a failed create then runs poststop, as delete would */
-	struct oci_string_map *policy_changes; /* what the policy changed, kept in the state */
+	struct moat_policy_result *policy; /* what the policy changed, kept in the state */
 	struct oci_string_map *annotations; /* what the state shows (moat_state_annotations),
 					     * to every hook from spawn on */
 };
@@ -101,25 +101,13 @@ static int load_config(struct build *b, moat_error *err)
 }
 
 /* The policy refuses the config or makes its changes to it (policy.h). */
-/* The path of the user namespace the config joins ("" when none). */
-static const char *user_ns_path(const struct build *b)
-{
-	const struct oci_linux *lx = b->cfg->linux;
-
-	for (size_t i = 0; lx != NULL && i < lx->namespaces_len; i++)
-		if (strcmp(lx->namespaces[i]->type, "user") == 0 && lx->namespaces[i]->path)
-			return lx->namespaces[i]->path;
-	return "";
-}
-
 static int apply_policy(struct build *b, moat_error *err)
 {
 	struct moat_policy *p = NULL;
-	const char *change;
 	int r = moat_policy_load(b->o->policy, &p, err);
 
 	if (r == 0)
-		r = moat_policy_apply(p, b->cfg, b->bundle, &b->policy_changes, err);
+		r = moat_policy_apply(p, b->cfg, b->bundle, &b->policy, err);
 	if (r == 0) {
 		bool microvm, tcg;
 
@@ -128,12 +116,9 @@ static int apply_policy(struct build *b, moat_error *err)
 			microvm, tcg ? MOAT_VM_ACCEL_TCG : MOAT_VM_ACCEL_KVM
 		};
 	}
-	change = r == 0 ? oci_string_map_get(b->policy_changes, MOAT_POLICY_CHANGE_AUTO_USERNS)
-			: NULL;
-	if (change != NULL && strncmp(change, MOAT_POLICY_USERNS_ADDED,
-				      strlen(MOAT_POLICY_USERNS_ADDED)) == 0) {
+	if (r == 0 && (b->policy->ns_added & (1U << MOAT_NS_USER))) {
 		b->auto_userns = true;
-		b->joined_userns = *user_ns_path(b) != '\0'; /* the sandbox's (a pod's) */
+		b->joined_userns = b->policy->userns_joined != NULL; /* the sandbox's (a pod's) */
 		b->pool = *moat_policy_idpool(p);
 		b->policy_path = xstrdup(moat_policy_path(p));
 	}
@@ -146,10 +131,7 @@ static int apply_policy(struct build *b, moat_error *err)
 static int lend_host_ids(struct build *b, moat_error *err)
 {
 	struct oci_linux *lx = b->cfg->linux;
-	const char *added = oci_string_map_get(b->policy_changes, MOAT_POLICY_CHANGE_AUTO_USERNS);
-	/* what else the rule changed follows its first "; " */
-	const char *more = added != NULL && strchr(added, ';') != NULL ? strchr(added, ';') : "";
-	char root[PATH_MAX], text[512];
+	char root[PATH_MAX];
 	uint32_t host;
 
 	if (realpath(b->o->root, root) == NULL)
@@ -159,11 +141,9 @@ static int lend_host_ids(struct build *b, moat_error *err)
 		return moat_error_ret(err);
 	lx->uid_mappings[0]->host_id = host;
 	lx->gid_mappings[0]->host_id = host;
-	snprintf(text, sizeof(text),
-		 "user namespace added: container ids 0-%u are host ids %u-%u (lent from the "
-		 "pool), rootfs and bind mounts idmapped%s",
-		 b->pool.ids - 1, host, host + (b->pool.ids - 1), more);
-	oci_string_map_set(&b->policy_changes, MOAT_POLICY_CHANGE_AUTO_USERNS, text);
+	b->policy->lent = true;
+	b->policy->lent_start = host;
+	b->policy->lent_count = b->pool.ids;
 	return 0;
 }
 
@@ -315,14 +295,15 @@ static char *creating_json(const struct build *b, pid_t pid, const char *status)
 static struct oci_string_map *shown_annotations(const struct build *b, bool with_policy)
 {
 	const struct oci_config *cfg = b->user_cfg ? b->user_cfg : b->cfg;
+	struct oci_string_map *changes = with_policy ? moat_policy_result_changes(b->policy) : NULL;
 	struct oci_string_map *m =
 		moat_state_annotations(cfg->annotations, moat_isolation_name(b->isolation.isolation),
-				       b->vm ? moat_vm_accel_name(b->vm->vm.accel) : NULL,
-				       with_policy ? b->policy_changes : NULL);
+				       b->vm ? moat_vm_accel_name(b->vm->vm.accel) : NULL, changes);
 	_cleanup_free_ char *note =
 		with_policy && b->cg ? moat_state_cgroup_ignored_note(moat_cgroup_ignored(b->cg))
 				     : NULL;
 
+	oci_string_map_free(changes);
 	if (note != NULL)
 		oci_string_map_set(&m, MOAT_CGROUP_IGNORED_ANNOTATION, note);
 	return m;
@@ -415,9 +396,9 @@ static int make_idmapped_sources(struct build *b, moat_error *err)
 		return moat_error_set(err, errno, "open the bundle '%s'", b->bundle);
 	/* the namespace the init made, or the sandbox's it joins (which it may not have
 	 * entered yet): policy-rules.c names that one as /proc/<pid>/ns/user */
-	if (b->joined_userns && sscanf(user_ns_path(b), "/proc/%d/", &owner) != 1)
+	if (b->joined_userns && sscanf(b->policy->userns_joined, "/proc/%d/", &owner) != 1)
 		return moat_error_msg(err, EINVAL, "auto-userns: the joined user namespace %s",
-				      user_ns_path(b));
+				      b->policy->userns_joined);
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", owner);
 	if (moat_ns_in_userns(&b->ns) && (userns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return moat_error_set(err, errno, "open %s", path);
@@ -570,6 +551,7 @@ static int save_state(struct build *b, moat_error *err)
 	const char *isolation = moat_isolation_name(b->isolation.isolation);
 	/* the policy's changes are kept apart, in st.policy */
 	struct oci_string_map *annotations = shown_annotations(b, false);
+	struct oci_string_map *changes = moat_policy_result_changes(b->policy);
 	struct moat_state st = {
 		.oci_version = cfg->oci_version, .id = (char *)b->o->id, .pid = b->init,
 		.pid_start = moat_pid_start_time(b->init), .bundle = b->bundle,
@@ -579,7 +561,7 @@ static int save_state(struct build *b, moat_error *err)
 		.vm_memory_mib_present = b->isolation.isolation == MOAT_ISOLATION_MICROVM,
 		.cgroup_applied = b->cg ? (struct oci_string_map *)moat_cgroup_applied(b->cg) : NULL,
 		.cgroup_ignored = b->cg ? (struct oci_string_map *)moat_cgroup_ignored(b->cg) : NULL,
-		.policy = b->policy_changes,
+		.policy = changes,
 	};
 	size_t len;
 	char pid[32];
@@ -597,6 +579,7 @@ static int save_state(struct build *b, moat_error *err)
 		 moat_state_write(b->dirfd, &st, err) < 0)
 		r = moat_error_ret(err);
 	oci_string_map_free(annotations);
+	oci_string_map_free(changes);
 	if (r < 0)
 		return r;
 	if (b->o->pid_file != NULL) {
@@ -652,7 +635,7 @@ static void build_free(struct build *b)
 	moat_seccomp_free(b->seccomp);
 	moat_seccomp_free(b->vmm_seccomp);
 	oci_config_free(b->cfg);
-	oci_string_map_free(b->policy_changes);
+	moat_policy_result_free(b->policy);
 	oci_string_map_free(b->annotations);
 	free(b->cgroup_path);
 	free(b->policy_path);

@@ -1,7 +1,8 @@
 /* moat: the policy's rules, applied to a config.
  *
  * One function per rule, in rule order. Each walks the config and calls refuse() for what
- * it will not have and change() for what it sets. Applying stops at the first refusal (an
+ * it will not have and change() for what it sets (auto-userns, whose changes create acts on,
+ * records them as data in the result instead). Applying stops at the first refusal (an
  * error); explaining collects every refusal and change instead, so the same code answers
  * both `create` and `moat policy explain`.
  */
@@ -27,7 +28,7 @@ struct judge {
 	const char *bundle;
 	enum moat_rule_state state[MOAT_RULE_COUNT];
 	struct moat_policy_explanation *ex; /* explaining: collect; NULL: stop at a refusal */
-	struct oci_string_map *changes;
+	struct moat_policy_result *res;
 	moat_error *err;
 };
 
@@ -81,7 +82,10 @@ refuse(struct judge *j, enum moat_policy_rule rule, const char *fmt, ...)
 
 static void change(struct judge *j, enum moat_policy_rule rule, const char *text)
 {
-	oci_string_map_set(&j->changes, moat_policy_rule_name(rule), text);
+	struct moat_policy_result *res = j->res;
+
+	res->changes = xrealloc(res->changes, (res->n_changes + 1) * sizeof(*res->changes));
+	res->changes[res->n_changes++] = (struct moat_policy_change){ rule, xstrdup(text) };
 	if (j->ex != NULL)
 		add_finding(j, rule, false, xstrdup(text));
 }
@@ -508,23 +512,51 @@ static int find_sandbox_userns(struct judge *j, char *ret, size_t size)
 }
 
 /* The user namespace: the sandbox's at sandbox (a path), or a new one mapping container ids
- * 0..ids-1 to the pool's start until create lends it a range. how says which, for the state. */
-static void add_userns(struct oci_linux *lx, const struct moat_idpool *pool, const char *sandbox,
-		       char *how, size_t size)
+ * 0..ids-1 to the pool's start until create lends it a range. */
+static void add_userns(struct oci_linux *lx, const struct moat_idpool *pool, const char *sandbox)
 {
 	add_ns(lx, "user");
 	if (sandbox != NULL) {
 		/* the pod's: its ids, no range of the container's own */
 		lx->namespaces[lx->namespaces_len - 1]->path = xstrdup(sandbox);
-		snprintf(how, size, "joined: the sandbox's, %s", sandbox);
 		return;
 	}
 	lx->uid_mappings = one_mapping(pool->host_start, pool->ids);
 	lx->uid_mappings_len = 1;
 	lx->gid_mappings = one_mapping(pool->host_start, pool->ids);
 	lx->gid_mappings_len = 1;
-	snprintf(how, size, "added: container ids 0-%u map to a host range lent from the pool",
-		 pool->ids - 1);
+}
+
+/* What auto-userns did, as the state and `moat policy explain` put it: "user namespace added:
+ * ..., rootfs and bind mounts idmapped", then "; " and each other change it made. */
+static char *describe_userns(const struct moat_policy_result *res)
+{
+	_cleanup_free_ char *how = NULL;
+	const char *cgroupns = (res->ns_added & (1U << MOAT_NS_CGROUP)) ? CGROUPNS_ADDED : NULL;
+	const char *ping = res->ping_group_range;
+
+	if (!(res->ns_added & (1U << MOAT_NS_USER)))
+		return xstrdup(cgroupns ? cgroupns : "");
+	if (res->userns_joined != NULL)
+		how = xasprintf("joined: the sandbox's, %s", res->userns_joined);
+	else if (res->lent)
+		how = xasprintf("added: container ids 0-%u are host ids %u-%u (lent from the pool)",
+				res->userns_ids - 1, res->lent_start,
+				res->lent_start + (res->lent_count - 1));
+	else
+		how = xasprintf("added: container ids 0-%u map to a host range lent from the pool",
+				res->userns_ids - 1);
+	return xasprintf("user namespace %s, rootfs and bind mounts idmapped%s%s%s%s%s", how,
+			 cgroupns ? "; " : "", cgroupns ? cgroupns : "",
+			 ping ? "; linux.sysctl net.ipv4.ping_group_range set to " : "",
+			 ping ? ping : "", ping ? " (the groups the namespace maps)" : "");
+}
+
+/* auto-userns changed the config: explaining lists it as the other rules' changes. */
+static void userns_changed(struct judge *j)
+{
+	if (j->ex != NULL)
+		add_finding(j, MOAT_RULE_AUTO_USERNS, false, describe_userns(j->res));
 }
 
 /* A config without a user namespace gets one: container ids 0..ids-1, mapped for now to the
@@ -581,9 +613,8 @@ static int rule_auto_userns(struct judge *j)
 	struct oci_linux *lx;
 	size_t i;
 	const struct oci_namespace *ns = find_ns(j->cfg, "user", &i);
-	char text[400], ping_buf[32], sandbox_path[64], how[128];
+	char ping_buf[32], sandbox_path[64];
 	const char *ping;
-	bool cgroupns;
 	int r, sandbox;
 
 	if (ns != NULL) {
@@ -597,7 +628,8 @@ static int rule_auto_userns(struct judge *j)
 			return r;
 		if (ns->path == NULL && mounts_cgroup(j->cfg) && find_ns(j->cfg, "cgroup", &i) == NULL) {
 			add_ns(j->cfg->linux, "cgroup");
-			change(j, MOAT_RULE_AUTO_USERNS, CGROUPNS_ADDED);
+			j->res->ns_added |= 1U << MOAT_NS_CGROUP;
+			userns_changed(j);
 		}
 		return 0;
 	}
@@ -617,19 +649,22 @@ static int rule_auto_userns(struct judge *j)
 		return sandbox;
 	if (lx == NULL)
 		lx = j->cfg->linux = xcalloc(1, sizeof(*lx));
-	add_userns(lx, pool, sandbox ? sandbox_path : NULL, how, sizeof(how));
+	add_userns(lx, pool, sandbox ? sandbox_path : NULL);
+	j->res->ns_added |= 1U << MOAT_NS_USER;
+	if (sandbox)
+		j->res->userns_joined = xstrdup(sandbox_path);
+	else
+		j->res->userns_ids = pool->ids;
 	/* Engines on cgroup v1 share the host's cgroup namespace, and a user namespace may mount
 	 * cgroups only in a cgroup namespace of its own. */
-	cgroupns = mounts_cgroup(j->cfg) && find_ns(j->cfg, "cgroup", &i) == NULL;
-	if (cgroupns)
+	if (mounts_cgroup(j->cfg) && find_ns(j->cfg, "cgroup", &i) == NULL) {
 		add_ns(lx, "cgroup");
+		j->res->ns_added |= 1U << MOAT_NS_CGROUP;
+	}
 	ping = clamp_ping_groups(j->cfg, pool->ids, ping_buf, sizeof(ping_buf));
-	snprintf(text, sizeof(text),
-		 "user namespace %s, rootfs and bind mounts idmapped%s%s%s%s", how,
-		 cgroupns ? "; " CGROUPNS_ADDED : "",
-		 ping ? "; linux.sysctl net.ipv4.ping_group_range set to " : "", ping ? ping : "",
-		 ping ? " (the groups the namespace maps)" : "");
-	change(j, MOAT_RULE_AUTO_USERNS, text);
+	if (ping != NULL)
+		j->res->ping_group_range = xstrdup(ping);
+	userns_changed(j);
 	return 0;
 }
 
@@ -734,39 +769,69 @@ static int judge_config(struct judge *j, unsigned mask)
 int moat_policy_apply_rules(const struct moat_policy *p, struct oci_config *cfg, unsigned rules,
 			    moat_error *err)
 {
-	struct judge j = { .p = p, .cfg = cfg, .err = err };
+	struct judge j = { .p = p, .cfg = cfg, .err = err, .res = xcalloc(1, sizeof(*j.res)) };
 	int r = judge_config(&j, rules);
 
-	oci_string_map_free(j.changes);
+	moat_policy_result_free(j.res);
 	return r < 0 ? moat_error_ret(err) : 0;
 }
 
 int moat_policy_apply(const struct moat_policy *p, struct oci_config *cfg, const char *bundle,
-		      struct oci_string_map **ret_changes, moat_error *err)
+		      struct moat_policy_result **ret, moat_error *err)
 {
 	struct judge j = { .p = p, .cfg = cfg, .bundle = bundle, .err = err };
 
+	j.res = xcalloc(1, sizeof(*j.res));
 	if (judge_config(&j, ALL_RULES) < 0) {
-		oci_string_map_free(j.changes);
+		moat_policy_result_free(j.res);
 		return moat_error_ret(err);
 	}
-	*ret_changes = j.changes;
+	*ret = j.res;
 	return 0;
+}
+
+void moat_policy_result_free(struct moat_policy_result *res)
+{
+	if (res == NULL)
+		return;
+	for (size_t i = 0; i < res->n_changes; i++)
+		free(res->changes[i].text);
+	free(res->changes);
+	free(res->userns_joined);
+	free(res->ping_group_range);
+	free(res);
+}
+
+struct oci_string_map *moat_policy_result_changes(const struct moat_policy_result *res)
+{
+	struct oci_string_map *m = NULL;
+
+	for (size_t i = 0; res != NULL && i < res->n_changes; i++)
+		oci_string_map_set(&m, moat_policy_rule_name(res->changes[i].rule),
+				   res->changes[i].text);
+	if (res != NULL && res->ns_added != 0) {
+		_cleanup_free_ char *text = describe_userns(res);
+
+		oci_string_map_set(&m, moat_policy_rule_name(MOAT_RULE_AUTO_USERNS), text);
+	}
+	return m;
 }
 
 int moat_policy_explain(const struct moat_policy *p, struct oci_config *cfg, const char *bundle,
 			struct moat_policy_explanation **ret, moat_error *err)
 {
 	struct judge j = { .p = p, .cfg = cfg, .bundle = bundle, .err = err };
+	int r;
 
 	j.ex = xcalloc(1, sizeof(*j.ex));
-	if (judge_config(&j, ALL_RULES) < 0) {
-		oci_string_map_free(j.changes);
+	j.res = xcalloc(1, sizeof(*j.res));
+	r = judge_config(&j, ALL_RULES);
+	moat_policy_result_free(j.res);
+	if (r < 0) {
 		moat_policy_explanation_free(j.ex);
 		return moat_error_ret(err);
 	}
 	memcpy(j.ex->state, j.state, sizeof(j.state));
-	oci_string_map_free(j.changes);
 	*ret = j.ex;
 	return 0;
 }

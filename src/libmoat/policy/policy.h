@@ -9,8 +9,9 @@
  * the offending field and the way to allow it:
  *   policy deny-host-mounts: mounts[3] binds host path /var/run/docker.sock; allow it in
  *   /etc/moat/policy.json or annotate moat.policy.allow=deny-host-mounts
- * or accepts it, possibly after changing it (a default seccomp profile, noNewPrivileges);
- * every change is returned as rule -> text so that it can be kept in the state.
+ * or accepts it, possibly after changing it (a default seccomp profile, noNewPrivileges, a
+ * user namespace); what it changed is returned as data (struct moat_policy_result), from
+ * which the text kept in the state is made.
  *
  * A container relaxes a rule with the annotation moat.policy.allow=<rule>[,<rule>...],
  * and only when the policy file lists that rule in containerMayRelax; otherwise the
@@ -21,8 +22,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
+#include "namespaces.h"
 #include "oci-config.h"
 
 #ifndef SYSCONFDIR
@@ -68,15 +71,6 @@ void moat_policy_vm_defaults(const struct moat_policy *p, bool *ret_microvm, boo
 /* The pool auto-userns lends host ids from (policy file: autoUserns). */
 struct moat_idpool;
 const struct moat_idpool *moat_policy_idpool(const struct moat_policy *p);
-/* The policy added a user namespace to the config it was applied to: its changes hold this
- * key, and the caller lends the namespace its host ids (userns-pool.h). */
-#define MOAT_POLICY_CHANGE_AUTO_USERNS "auto-userns"
-/* Its text: what the namespace maps, then "; " and each other change the rule made. It starts
- * with MOAT_POLICY_USERNS_ADDED when the rule gave the container a user namespace: a new one,
- * or that of a sandbox (a pod) whose namespaces the config joins, named by its path (the
- * container then has no range of its own). A config with its own user namespace may still
- * get a change (a cgroup namespace), without that prefix. */
-#define MOAT_POLICY_USERNS_ADDED "user namespace "
 /* False for the built-in default (no file was found). */
 bool moat_policy_from_file(const struct moat_policy *p);
 
@@ -84,11 +78,39 @@ bool moat_policy_from_file(const struct moat_policy *p);
  * it can be saved and edited. */
 int moat_policy_show(const struct moat_policy *p, char **ret_json, moat_error *err);
 
+/* One change a rule made, for display: "set process.noNewPrivileges to true". */
+struct moat_policy_change {
+	enum moat_policy_rule rule;
+	char *text;
+};
+
+/* What applying the policy did to a config. auto-userns' changes are data, for create to act
+ * on; every other rule's is a line of text in changes. */
+struct moat_policy_result {
+	unsigned ns_added;      /* 1U << MOAT_NS_*: the namespaces auto-userns added */
+	char *userns_joined;    /* the added user namespace is a sandbox's (a pod's), at this
+				 * path: the container has no ids of its own; NULL: a new one */
+	uint32_t userns_ids;    /* a new one maps container ids 0..userns_ids-1 */
+	char *ping_group_range; /* linux.sysctl net.ipv4.ping_group_range set to this (the
+				 * groups the namespace maps), or NULL */
+	/* Set by the caller once the pool has lent the new user namespace its host ids (which
+	 * the policy maps to the pool's start until then): lent_count ids from lent_start. */
+	bool lent;
+	uint32_t lent_start, lent_count;
+	struct moat_policy_change *changes; /* the other rules', in the order they were made */
+	size_t n_changes;
+};
+
+void moat_policy_result_free(struct moat_policy_result *res);
+/* rule -> what it changed, as the state keeps it and `moat state` shows it
+ * (moat.policy.<rule>); NULL when the policy changed nothing. */
+struct oci_string_map *moat_policy_result_changes(const struct moat_policy_result *res);
+
 /* Check cfg against p and make the policy's changes to cfg. bundle (absolute) anchors
- * relative bind sources. A refusal is an error (EPERM); on success *ret_changes holds
- * rule -> what was changed (NULL when nothing was). */
+ * relative bind sources. A refusal is an error (EPERM); on success *ret holds what was
+ * changed. */
 int moat_policy_apply(const struct moat_policy *p, struct oci_config *cfg, const char *bundle,
-		      struct oci_string_map **ret_changes, moat_error *err);
+		      struct moat_policy_result **ret, moat_error *err);
 
 /* Only the rules in the mask rules (1U << MOAT_RULE_...), with the relaxations cfg's
  * annotations make: what a process added by exec (cfg: the container's config holding that
