@@ -254,6 +254,36 @@ static void test_opts_errors(void **state)
 	assert_false(moat_mount_opt_known("RO"));
 }
 
+/* ---- errors ------------------------------------------------------------------------------- */
+
+/* moat_error_msg appends no strerror and returns -errnum; dropping an error recovered from
+ * keeps the warnings gathered before it (exec's seccomp cache warning, say), clearing frees
+ * them too. */
+static void test_error_drop_keeps_warnings(void **state)
+{
+	moat_error err = MOAT_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(moat_error_msg(&err, ENOENT, "x: %s", "gone"), -ENOENT);
+	assert_string_equal(err.msg, "x: gone");
+	assert_int_equal(err.code, ENOENT);
+	assert_int_equal(moat_error_msg(&err, 0, "no code"), -EINVAL);
+	assert_int_equal(err.code, EINVAL);
+	assert_int_equal(moat_error_set(&err, EACCES, "open '%s'", "/y"), -EACCES);
+	assert_string_equal(err.msg, "open '/y': Permission denied");
+	moat_error_warn(&err, "cache: %s", "stale");
+	moat_error_drop(&err);
+	assert_null(err.msg);
+	assert_int_equal(err.code, 0);
+	assert_string_equal(err.warn, "cache: stale");
+	moat_error_warn(&err, "second");
+	assert_string_equal(err.warn, "cache: stale; second");
+	moat_error_clear(&err);
+	assert_null(err.warn);
+	assert_null(err.msg);
+	moat_error_drop(NULL);
+}
+
 /* ---- strv --------------------------------------------------------------------------------- */
 
 static void test_strv(void **state)
@@ -647,6 +677,7 @@ int main(void)
 		cmocka_unit_test(test_opts_data_passthrough),
 		cmocka_unit_test(test_opts_last_wins),
 		cmocka_unit_test(test_opts_errors),
+		cmocka_unit_test(test_error_drop_keeps_warnings),
 		cmocka_unit_test(test_strv),
 		SP_TEST(test_sp_mode),
 		SP_TEST(test_sp_plain),

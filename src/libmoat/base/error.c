@@ -14,7 +14,8 @@ int moat_error_ret(const moat_error *err)
 	return -err->code;
 }
 
-int moat_error_setv(moat_error *err, int errnum, const char *fmt, va_list ap)
+static int __attribute__((format(printf, 3, 0)))
+error_setv(moat_error *err, int errnum, const char *fmt, va_list ap)
 {
 	char *text = NULL, *msg = NULL;
 
@@ -43,7 +44,7 @@ int moat_error_set(moat_error *err, int errnum, const char *fmt, ...)
 	int r;
 
 	va_start(ap, fmt);
-	r = moat_error_setv(err, errnum, fmt, ap);
+	r = error_setv(err, errnum, fmt, ap);
 	va_end(ap);
 	return r;
 }
@@ -55,7 +56,7 @@ int moat_error_msg(moat_error *err, int errnum, const char *fmt, ...)
 	if (err == NULL)
 		return errnum > 0 ? -errnum : -EINVAL;
 	va_start(ap, fmt);
-	moat_error_setv(err, 0, fmt, ap);
+	error_setv(err, 0, fmt, ap);
 	va_end(ap);
 	err->code = errnum > 0 ? errnum : EINVAL;
 	return -err->code;
@@ -106,13 +107,20 @@ void moat_error_warn(moat_error *err, const char *fmt, ...)
 	free(text);
 }
 
-void moat_error_clear(moat_error *err)
+void moat_error_drop(moat_error *err)
 {
 	if (err == NULL)
 		return;
 	free(err->msg);
-	free(err->warn);
 	err->msg = NULL;
-	err->warn = NULL;
 	err->code = 0;
+}
+
+void moat_error_clear(moat_error *err)
+{
+	if (err == NULL)
+		return;
+	moat_error_drop(err);
+	free(err->warn);
+	err->warn = NULL;
 }

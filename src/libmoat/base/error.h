@@ -12,7 +12,7 @@
 #include <stdarg.h>
 
 typedef struct moat_error {
-	int code;   /* positive errno, or 0 when the cause is not a system error */
+	int code;   /* positive errno (EINVAL when the cause is not a system error), 0: none */
 	char *msg;  /* NULL when no error is set */
 	char *warn; /* warnings gathered on the way ("; "-separated), error or not */
 } moat_error;
@@ -20,16 +20,15 @@ typedef struct moat_error {
 #define MOAT_ERROR_INIT { 0, NULL, NULL }
 
 /* Set the error to the formatted message followed by ": strerror(errnum)"
- * when errnum > 0. Returns -errnum (or -EINVAL when errnum is 0) so callers
- * can write `return moat_error_set(err, errno, "open '%s'", path);`.
+ * (errnum > 0, a system call's errno). Returns -errnum so callers can write
+ * `return moat_error_set(err, errno, "open '%s'", path);`.
  * Replaces any message already set. err may be NULL. */
 int moat_error_set(moat_error *err, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-int moat_error_setv(moat_error *err, int errnum, const char *fmt, va_list ap)
-	__attribute__((format(printf, 3, 0)));
 
-/* Like moat_error_set, but the message is complete as it is: no
- * strerror is appended. errnum (> 0) is what the caller returns. */
+/* Set the error to the formatted message, complete as it is: no strerror is
+ * appended. errnum (> 0; EINVAL when it is not) is the code, and -errnum what
+ * it returns: `return moat_error_msg(err, EINVAL, "root.path: required");`. */
 int moat_error_msg(moat_error *err, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -41,7 +40,12 @@ int moat_error_prefix(moat_error *err, const char *fmt, ...)
  * poststart hook): the command layer prints it whatever the outcome. */
 void moat_error_warn(moat_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Release the message and warnings and reset the code. err may be NULL. */
+/* Recover from the error: release the message and reset the code, keeping the
+ * warnings gathered so far for the command layer to print. err may be NULL. */
+void moat_error_drop(moat_error *err);
+
+/* Release everything, the message and the warnings, and reset the code: for an
+ * error value that goes out of use. err may be NULL. */
 void moat_error_clear(moat_error *err);
 
 /* The negative value a function returns for this error. */

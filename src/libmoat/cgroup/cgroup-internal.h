@@ -137,9 +137,6 @@ struct cg_listed {
 const char *cg_ctrl_name(enum cg_ctrl c, bool v2);
 int cg_ctrl_from_v2_name(const char *name, size_t len);
 bool cg_ctrl_has_v2(enum cg_ctrl c); /* false: the controller is v1 only (devices, freezer) */
-/* An error with a message but no strerror() suffix, returning -code. */
-int cg_fail(moat_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 struct cg_hier *cg_hier_for(struct moat_cgroup *cg, enum cg_ctrl c, bool v2);
 struct cg_hier *cg_unified(struct moat_cgroup *cg);
 int cg_read_at(int dirfd, const char *dir, const char *file, char **ret, moat_error *err);

@@ -220,7 +220,8 @@ static int convert(const struct cg_row *row, const struct cg_target *t, const ch
 		if (v->u == 0)
 			return 0;
 		if (v->u < 10 || v->u > 1000)
-			return cg_fail(err, EINVAL, "%s: %" PRIu64 " is outside 10..1000", field, v->u);
+			return moat_error_msg(err, EINVAL, "%s: %" PRIu64 " is outside 10..1000",
+					      field, v->u);
 		*ret = xasprintf("default %" PRIu64, cg_v2_io_weight(v->u));
 		return 0;
 	case CV_SWAP_V2:
@@ -301,9 +302,9 @@ int cg_plan_side(struct moat_cgroup *cg, enum cg_ctrl c, const char *field, bool
 		return 0;
 	}
 	if (cg->layout == MOAT_CGROUP_V2 && !cg_ctrl_has_v2(c))
-		return cg_fail(err, EOPNOTSUPP, "%s: not supported on cgroup v2", field);
-	return cg_fail(err, EOPNOTSUPP, "%s: not supported on this host (no %s controller)", field,
-		       cg_ctrl_name(c, cg->layout == MOAT_CGROUP_V2));
+		return moat_error_msg(err, EOPNOTSUPP, "%s: not supported on cgroup v2", field);
+	return moat_error_msg(err, EOPNOTSUPP, "%s: not supported on this host (no %s controller)",
+			      field, cg_ctrl_name(c, cg->layout == MOAT_CGROUP_V2));
 }
 
 static int plan_no_file(const struct cg_row *row, const struct cg_target *t,
@@ -312,9 +313,10 @@ static int plan_no_file(const struct cg_row *row, const struct cg_target *t,
 	if ((t->conv == CV_NOOP_TRUE && v->b) || (t->conv == CV_NOOP_FALSE && !v->b))
 		return 0;
 	if (t->conv == CV_NOOP_TRUE || t->conv == CV_NOOP_FALSE)
-		return cg_fail(err, EOPNOTSUPP, "%s: %s is not supported on cgroup v%d", field,
-			       v->b ? "true" : "false", v2 ? 2 : 1);
-	return cg_fail(err, EOPNOTSUPP, "%s: not supported on cgroup v%d", field, v2 ? 2 : 1);
+		return moat_error_msg(err, EOPNOTSUPP, "%s: %s is not supported on cgroup v%d",
+				      field, v->b ? "true" : "false", v2 ? 2 : 1);
+	return moat_error_msg(err, EOPNOTSUPP, "%s: not supported on cgroup v%d", field,
+			      v2 ? 2 : 1);
 }
 
 static int plan_row(struct moat_cgroup *cg, const struct oci_resources *res,
@@ -360,7 +362,8 @@ static int plan_row(struct moat_cgroup *cg, const struct oci_resources *res,
 static int check_dev(const char *field, int64_t major, int64_t minor, moat_error *err)
 {
 	if (major < 0 || minor < 0)
-		return cg_fail(err, EINVAL, "%s: major and minor must not be negative", field);
+		return moat_error_msg(err, EINVAL, "%s: major and minor must not be negative",
+				      field);
 	return 0;
 }
 
@@ -369,7 +372,7 @@ static int check_dev(const char *field, int64_t major, int64_t minor, moat_error
 static int check_weight(const char *field, unsigned w, moat_error *err)
 {
 	if (w < 10 || w > 1000)
-		return cg_fail(err, EINVAL, "%s: %u is outside 10..1000", field, w);
+		return moat_error_msg(err, EINVAL, "%s: %u is outside 10..1000", field, w);
 	return 0;
 }
 
@@ -399,7 +402,7 @@ static int plan_weight_device(struct moat_cgroup *cg, const struct oci_weight_de
 						    d->minor, cg_v2_io_weight(d->weight));
 	}
 	if (d->leaf_weight_present && v2)
-		return cg_fail(err, EOPNOTSUPP, "%s: not supported on cgroup v2", lfield);
+		return moat_error_msg(err, EOPNOTSUPP, "%s: not supported on cgroup v2", lfield);
 	if (d->leaf_weight_present)
 		cg_plan_add(p, lfield, CG_BLKIO, false, xstrdup("blkio.leaf_weight_device"),
 			    xasprintf("%" PRId64 ":%" PRId64 " %u", d->major, d->minor,
@@ -483,8 +486,9 @@ static int plan_hugepages(struct moat_cgroup *cg, const struct oci_resources *re
 		bool v2;
 
 		if (!plain_word(h->page_size, 16, ""))
-			return cg_fail(err, EINVAL, "%s.pageSize: '%s' is not a page size such as 2MB",
-				       field, h->page_size);
+			return moat_error_msg(err, EINVAL,
+					      "%s.pageSize: '%s' is not a page size such as 2MB",
+					      field, h->page_size);
 		if (cg_plan_side(cg, CG_HUGETLB, field, &v2, err) < 0)
 			return moat_error_ret(err);
 		cg_plan_add(p, field, CG_HUGETLB, v2,
@@ -506,8 +510,8 @@ static int plan_net_prio(struct moat_cgroup *cg, const struct oci_network *net,
 		bool v2;
 
 		if (!plain_word(np->name, 15, "-_.@:"))
-			return cg_fail(err, EINVAL, "%s.name: '%s' is not an interface name", field,
-				       np->name);
+			return moat_error_msg(err, EINVAL, "%s.name: '%s' is not an interface name",
+					      field, np->name);
 		if (cg_plan_side(cg, CG_NET_PRIO, field, &v2, err) < 0)
 			return moat_error_ret(err);
 		cg_plan_add(p, field, CG_NET_PRIO, false, xstrdup("net_prio.ifpriomap"),
@@ -528,7 +532,8 @@ static int plan_rdma(struct moat_cgroup *cg, const struct oci_resources *res, st
 		bool v2;
 
 		if (!plain_word(d->name, 64, "-_.:"))
-			return cg_fail(err, EINVAL, "%s: '%s' is not a device name", field, d->name);
+			return moat_error_msg(err, EINVAL, "%s: '%s' is not a device name", field,
+					      d->name);
 		if (!d->hca_handles_present && !d->hca_objects_present)
 			continue;
 		if (cg_plan_side(cg, CG_RDMA, field, &v2, err) < 0)
@@ -626,9 +631,10 @@ static int allow_listed(const struct oci_resources *res, const struct oci_device
 		return 0;
 	if (!d->major_present || !d->minor_present || d->major < 0 || d->major > UINT32_MAX ||
 	    d->minor < 0 || d->minor > UINT32_MAX)
-		return cg_fail(err, EINVAL, "linux.devices[%zu] (%s): a %s device needs a major and "
-					    "a minor of 0..%" PRIu32, i, d->path, d->type,
-			       UINT32_MAX);
+		return moat_error_msg(err, EINVAL,
+				      "linux.devices[%zu] (%s): a %s device needs a major and "
+				      "a minor of 0..%" PRIu32,
+				      i, d->path, d->type, UINT32_MAX);
 	listed_access(res, type, d->major, d->minor, access);
 	if (access[0] != '\0')
 		allow_add(a, type, d->major, d->minor, access,
@@ -672,8 +678,9 @@ static int plan_devices(struct moat_cgroup *cg, const struct oci_resources *res,
 		  (rules || (creating && cg->layout == MOAT_CGROUP_V2));
 
 	if (!v1 && !v2 && rules)
-		return cg_fail(err, EOPNOTSUPP, "linux.resources.devices: not supported on this "
-						"host (no devices controller)");
+		return moat_error_msg(err, EOPNOTSUPP,
+				      "linux.resources.devices: not supported on this "
+				      "host (no devices controller)");
 	if ((!v1 && !v2) || (!creating && !rules))
 		return 0;
 	if (cg_allows_build(res, listed, &allows, err) < 0)
@@ -712,8 +719,9 @@ static struct cg_hier *write_hier(struct moat_cgroup *cg, const struct cg_write 
 	struct cg_hier *h = cg_hier_for(cg, w->ctrl, w->v2);
 
 	if (h == NULL || h->fd < 0) {
-		cg_fail(err, ENOENT, "%s: cgroup '%s' does not exist in the %s hierarchy", w->field,
-			cg->path, w->v2 ? "unified" : cg_ctrl_name(w->ctrl, false));
+		moat_error_msg(err, ENOENT, "%s: cgroup '%s' does not exist in the %s hierarchy",
+			       w->field, cg->path,
+			       w->v2 ? "unified" : cg_ctrl_name(w->ctrl, false));
 		return NULL;
 	}
 	return h;
@@ -738,15 +746,17 @@ static int plan_pick_files(struct moat_cgroup *cg, struct cg_plan *p, moat_error
 			continue;
 		}
 		if (w->file[1] == NULL && w->absent != NULL)
-			return cg_fail(err, EOPNOTSUPP, "%s: not supported on this host: %s (no %s)",
-				       w->field, w->absent, w->file[0]);
+			return moat_error_msg(err, EOPNOTSUPP,
+					      "%s: not supported on this host: %s (no %s)",
+					      w->field, w->absent, w->file[0]);
 		if (w->file[1] == NULL)
-			return cg_fail(err, EOPNOTSUPP, "%s: not supported on this host (no %s)",
-				       w->field, w->file[0]);
+			return moat_error_msg(err, EOPNOTSUPP,
+					      "%s: not supported on this host (no %s)", w->field,
+					      w->file[0]);
 		if (!cg_has_file(h, w->file[1]))
-			return cg_fail(err, EOPNOTSUPP,
-				       "%s: not supported on this host (no %s or %s)", w->field,
-				       w->file[0], w->file[1]);
+			return moat_error_msg(err, EOPNOTSUPP,
+					      "%s: not supported on this host (no %s or %s)",
+					      w->field, w->file[0], w->file[1]);
 		free(w->file[0]);
 		free(w->value[0]);
 		w->file[0] = TAKE_PTR(w->file[1]);
@@ -776,8 +786,8 @@ static int read_u64(struct cg_hier *h, const char *file, uint64_t *ret, moat_err
 	errno = 0;
 	*ret = strtoull(text, &end, 10);
 	if (errno != 0 || end == text)
-		return cg_fail(err, EINVAL, "cgroup '%s': %s holds '%.40s', not a number", h->dir,
-			       file, text);
+		return moat_error_msg(err, EINVAL, "cgroup '%s': %s holds '%.40s', not a number",
+				      h->dir, file, text);
 	return 0;
 }
 
@@ -816,8 +826,10 @@ static int run_devices(struct moat_cgroup *cg, const struct cg_plan *p, moat_err
 	if (p->devices == NULL)
 		return 0;
 	if (u == NULL || u->fd < 0)
-		return cg_fail(err, ENOENT, "linux.resources.devices: cgroup '%s' does not exist in "
-					    "the unified hierarchy", cg->path);
+		return moat_error_msg(err, ENOENT,
+				      "linux.resources.devices: cgroup '%s' does not exist in "
+				      "the unified hierarchy",
+				      cg->path);
 	if (cg_hooks != NULL && cg_hooks->devices_prog != NULL) {
 		r = cg_hooks->devices_prog(u->dir, p->devices->insns, p->devices->n, cg_hooks->data);
 		if (r < 0)
@@ -867,8 +879,10 @@ static int plan_run(struct moat_cgroup *cg, struct cg_plan *p, moat_error *err)
 		if (r < 0)
 			return moat_error_prefix(err, "%s", w->field);
 		if (r > 0 && !(w->flags & CG_W_IGNORABLE))
-			return cg_fail(err, EOPNOTSUPP, "%s: not supported on this host (the kernel "
-							"ignores %s)", w->field, w->file[0]);
+			return moat_error_msg(err, EOPNOTSUPP,
+					      "%s: not supported on this host (the kernel "
+					      "ignores %s)",
+					      w->field, w->file[0]);
 		if (r > 0)
 			plan_ignore(p, w->field, xasprintf("%s (a write to %s has no effect)",
 							   w->absent, w->file[0]));
@@ -909,10 +923,11 @@ static int check_memory_usage(struct moat_cgroup *cg, const struct oci_resources
 	if (read_u64(h, v2 ? "memory.current" : "memory.usage_in_bytes", &usage, err) < 0)
 		return moat_error_prefix(err, "linux.resources.memory.checkBeforeUpdate");
 	if (usage > (uint64_t)m->limit)
-		return cg_fail(err, EBUSY,
-			       "linux.resources.memory.limit: %" PRId64 " is below the %" PRIu64
-			       " bytes the cgroup uses now (memory.checkBeforeUpdate)",
-			       m->limit, usage);
+		return moat_error_msg(err, EBUSY,
+				      "linux.resources.memory.limit: %" PRId64
+				      " is below the %" PRIu64
+				      " bytes the cgroup uses now (memory.checkBeforeUpdate)",
+				      m->limit, usage);
 	return 0;
 }
 

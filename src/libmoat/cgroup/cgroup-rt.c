@@ -72,8 +72,8 @@ static int read_i64(int fd, const char *dir, const char *file, int64_t *ret, moa
 	errno = 0;
 	*ret = strtoll(text, &end, 10);
 	if (errno != 0 || end == text)
-		return cg_fail(err, EINVAL, "cgroup '%s': %s holds '%.40s', not a number", dir, file,
-			       text);
+		return moat_error_msg(err, EINVAL, "cgroup '%s': %s holds '%.40s', not a number",
+				      dir, file, text);
 	return 0;
 }
 
@@ -210,11 +210,12 @@ static int parent_need(const struct raise *x, const struct budget *parent, uint6
 		return moat_error_ret(err);
 	need = cg_rt_runtime_for(others + cg_rt_share(x->want, x->period), parent->period);
 	if (need > (uint64_t)parent->period)
-		return cg_fail(err, EINVAL,
-			       "%" PRId64 " of every %" PRId64 " us does not fit: with what the other "
-			       "containers under '%s' hold it needs a real-time budget of %" PRIu64
-			       " of every %" PRId64 " us there, more than the whole period", x->want,
-			       x->period, x->pdir, need, parent->period);
+		return moat_error_msg(
+			err, EINVAL,
+			"%" PRId64 " of every %" PRId64 " us does not fit: with what the other "
+			"containers under '%s' hold it needs a real-time budget of %" PRIu64
+			" of every %" PRId64 " us there, more than the whole period",
+			x->want, x->period, x->pdir, need, parent->period);
 	*ret = need;
 	return 0;
 }
@@ -232,18 +233,21 @@ static int raise_parent(struct moat_cgroup *cg, const struct raise *x, moat_erro
 	    parent_need(x, &parent, &need, err) < 0 || root_leaves(x->h, &root, &leaves, err) < 0)
 		return moat_error_ret(err);
 	if (cg_rt_share((int64_t)need, parent.period) > leaves)
-		return cg_fail(err, EINVAL,
-			       "%" PRId64 " of every %" PRId64 " us does not fit: moat's parent cgroup "
-			       "'%s' would need a real-time budget (%s) of %" PRIu64 " of every %"
-			       PRId64 " us for its containers, and the root cgroup's %" PRId64 " of "
-			       "every %" PRId64 " us leaves it %" PRIu64 " beside the other cgroups' "
-			       "budgets", x->want, x->period, x->pdir, RT_RUNTIME, need, parent.period,
-			       root.runtime, root.period, runtime_of(leaves, parent.period, false));
+		return moat_error_msg(
+			err, EINVAL,
+			"%" PRId64 " of every %" PRId64 " us does not fit: moat's parent cgroup "
+			"'%s' would need a real-time budget (%s) of %" PRIu64 " of every %" PRId64
+			" us for its containers, and the root cgroup's %" PRId64 " of "
+			"every %" PRId64 " us leaves it %" PRIu64 " beside the other cgroups' "
+			"budgets",
+			x->want, x->period, x->pdir, RT_RUNTIME, need, parent.period, root.runtime,
+			root.period, runtime_of(leaves, parent.period, false));
 	if (need <= (uint64_t)parent.runtime)
-		return cg_fail(err, EINVAL, "write '%s' to '%s/%s' refused, though '%s' has a "
-					    "real-time budget of %" PRId64 " of every %" PRId64 " us",
-			       x->value, x->h->dir, RT_RUNTIME, x->pdir, parent.runtime,
-			       parent.period);
+		return moat_error_msg(err, EINVAL,
+				      "write '%s' to '%s/%s' refused, though '%s' has a "
+				      "real-time budget of %" PRId64 " of every %" PRId64 " us",
+				      x->value, x->h->dir, RT_RUNTIME, x->pdir, parent.runtime,
+				      parent.period);
 	text = xasprintf("%" PRIu64, need);
 	if (cg_write_at(x->pfd, x->pdir, RT_RUNTIME, text, err) < 0)
 		return moat_error_prefix(err, "raise the real-time budget of moat's parent cgroup");
@@ -267,8 +271,10 @@ int cg_rt_write_runtime(struct moat_cgroup *cg, struct cg_hier *h, const struct 
 	    read_i64(h->fd, h->dir, RT_PERIOD, &x.period, err) < 0)
 		return moat_error_ret(err);
 	if (x.want > x.period)
-		return cg_fail(err, EINVAL, "%" PRId64 " is more than the real-time period, %" PRId64
-					    " us (%s)", x.want, x.period, RT_PERIOD);
+		return moat_error_msg(err, EINVAL,
+				      "%" PRId64 " is more than the real-time period, %" PRId64
+				      " us (%s)",
+				      x.want, x.period, RT_PERIOD);
 	if (cg_write_at(h->fd, h->dir, RT_RUNTIME, w->value[0], &refusal) == 0)
 		return 0;
 	name = xstrdup(strrchr(cg->path, '/') + 1);

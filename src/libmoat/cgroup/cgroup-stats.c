@@ -149,7 +149,7 @@ static int read_opt(const struct cg_hier *h, const char *file, char **ret, moat_
 static int malformed(const struct cg_hier *h, const char *file, const char *what,
 		     moat_error *err)
 {
-	return cg_fail(err, EINVAL, "cgroup '%s': %s: malformed %s", h->dir, file, what);
+	return moat_error_msg(err, EINVAL, "cgroup '%s': %s: malformed %s", h->dir, file, what);
 }
 
 /* A decimal u64 with nothing but whitespace after it. */
@@ -565,7 +565,8 @@ int moat_cgroup_stats(struct moat_cgroup *cg, struct moat_cgroup_stats **ret, mo
 	struct moat_cgroup_stats *s;
 
 	if (!moat_cgroup_exists(cg))
-		return cg_fail(err, ENOENT, "cgroup '%s' does not exist", moat_cgroup_path(cg));
+		return moat_error_msg(err, ENOENT, "cgroup '%s' does not exist",
+				      moat_cgroup_path(cg));
 	s = xcalloc(1, sizeof(*s));
 	if (read_controllers(cg, s, err) < 0) {
 		moat_cgroup_stats_free(s);
@@ -787,8 +788,9 @@ int moat_event_json(const char *type, const char *id, const struct moat_cgroup_s
 		memcpy(*ret_json, buf, len);
 		(*ret_json)[len] = '\0';
 	} else {
-		r = cg_fail(err, EINVAL, "%s event of '%s': cannot write JSON (%s)", type, id,
-			    j.st == yajl_gen_invalid_string ? "not UTF-8" : "generator error");
+		r = moat_error_msg(
+			err, EINVAL, "%s event of '%s': cannot write JSON (%s)", type, id,
+			j.st == yajl_gen_invalid_string ? "not UTF-8" : "generator error");
 	}
 	yajl_gen_free(j.g);
 	return r;
@@ -861,9 +863,9 @@ int moat_oom_watch_open(struct moat_cgroup *cg, struct moat_oom_watch **ret, moa
 			h = NULL;
 	}
 	if (h == NULL)
-		return cg_fail(err, EOPNOTSUPP,
-			       "cgroup '%s': no memory controller to report OOM kills",
-			       moat_cgroup_path(cg));
+		return moat_error_msg(err, EOPNOTSUPP,
+				      "cgroup '%s': no memory controller to report OOM kills",
+				      moat_cgroup_path(cg));
 	w = xcalloc(1, sizeof(*w));
 	w->fd = -1;
 	w->v2 = v2;

@@ -39,15 +39,17 @@ static int normalize(const char *arg, const char *in, char **ret, moat_error *er
 
 	for (const char *p = in; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return cg_fail(err, EINVAL, "--cgroup: a control character in the path");
+			return moat_error_msg(err, EINVAL,
+					      "--cgroup: a control character in the path");
 	while (*(in += strspn(in, "/")) != '\0') {
 		size_t len = strcspn(in, "/");
 
 		if ((len == 1 && in[0] == '.') || (len == 2 && strncmp(in, "..", 2) == 0))
-			return cg_fail(err, EINVAL,
-				       "--cgroup '%s': '%.*s' is not allowed: the path stays inside "
-				       "the container's cgroup",
-				       arg, (int)len, in);
+			return moat_error_msg(
+				err, EINVAL,
+				"--cgroup '%s': '%.*s' is not allowed: the path stays inside "
+				"the container's cgroup",
+				arg, (int)len, in);
 		if (n > 0)
 			out[n++] = '/';
 		memcpy(out + n, in, len);
@@ -55,7 +57,7 @@ static int normalize(const char *arg, const char *in, char **ret, moat_error *er
 		in += len;
 	}
 	if (n == 0)
-		return cg_fail(err, EINVAL, "--cgroup '%s': no sub-cgroup path", arg);
+		return moat_error_msg(err, EINVAL, "--cgroup '%s': no sub-cgroup path", arg);
 	out[n] = '\0';
 	*ret = TAKE_PTR(out);
 	return 0;
@@ -78,13 +80,16 @@ static int parse_controllers(struct moat_cgroup_subs *s, const char *arg, size_t
 		int c = ctrl_by_name(p, len);
 
 		if (len == 0)
-			return cg_fail(err, EINVAL, "--cgroup '%s': an empty controller name", arg);
+			return moat_error_msg(err, EINVAL,
+					      "--cgroup '%s': an empty controller name", arg);
 		if (c < 0)
-			return cg_fail(err, EINVAL, "--cgroup '%s': unknown controller '%.*s'", arg,
-				       (int)len, p);
+			return moat_error_msg(err, EINVAL,
+					      "--cgroup '%s': unknown controller '%.*s'", arg,
+					      (int)len, p);
 		if (s->by_ctrl[c].path != NULL)
-			return cg_fail(err, EINVAL, "--cgroup '%s': controller %s given twice", arg,
-				       cg_ctrl_name((enum cg_ctrl)c, false));
+			return moat_error_msg(err, EINVAL,
+					      "--cgroup '%s': controller %s given twice", arg,
+					      cg_ctrl_name((enum cg_ctrl)c, false));
 		sub_set(&s->by_ctrl[c], path, arg);
 		p += len;
 		if (p >= end)
@@ -103,8 +108,10 @@ static int parse_one(struct moat_cgroup_subs *s, const char *arg, moat_error *er
 	if (colon != NULL)
 		return parse_controllers(s, arg, (size_t)(colon - arg), path, err);
 	if (s->all.path != NULL)
-		return cg_fail(err, EINVAL, "--cgroup '%s': a second path for every hierarchy, "
-			       "after '%s'", arg, s->all.arg);
+		return moat_error_msg(err, EINVAL,
+				      "--cgroup '%s': a second path for every hierarchy, "
+				      "after '%s'",
+				      arg, s->all.arg);
 	sub_set(&s->all, path, arg);
 	return 0;
 }
@@ -166,16 +173,17 @@ static int plan_subs(struct moat_cgroup *cg, const struct moat_cgroup_subs *s,
 			continue;
 		h = holder(cg, (enum cg_ctrl)c);
 		if (h == NULL || h->fd < 0)
-			return cg_fail(err, ENOENT,
-				       "--cgroup '%s': the container's cgroup is in no hierarchy "
-				       "with controller %s on this host",
-				       one->arg,
-				       cg_ctrl_name((enum cg_ctrl)c, false));
+			return moat_error_msg(
+				err, ENOENT,
+				"--cgroup '%s': the container's cgroup is in no hierarchy "
+				"with controller %s on this host",
+				one->arg, cg_ctrl_name((enum cg_ctrl)c, false));
 		i = (size_t)(h - cg->h);
 		if (plan[i] != NULL && plan[i] != &s->all && strcmp(plan[i]->path, one->path) != 0)
-			return cg_fail(err, EINVAL, "--cgroup '%s' and '%s': one hierarchy (%s) "
-				       "holds both controllers: give it one path", plan[i]->arg,
-				       one->arg, h->mnt);
+			return moat_error_msg(err, EINVAL,
+					      "--cgroup '%s' and '%s': one hierarchy (%s) "
+					      "holds both controllers: give it one path",
+					      plan[i]->arg, one->arg, h->mnt);
 		plan[i] = one;
 	}
 	return 0;
@@ -204,8 +212,8 @@ int moat_cgroup_add_pid_within(struct moat_cgroup *cg, pid_t pid,
 	if (s == NULL)
 		return moat_cgroup_add_pid(cg, pid, err);
 	if (!moat_cgroup_exists(cg))
-		return cg_fail(err, ENOENT, "--cgroup: the cgroup '%s' does not exist",
-			       moat_cgroup_path(cg));
+		return moat_error_msg(err, ENOENT, "--cgroup: the cgroup '%s' does not exist",
+				      moat_cgroup_path(cg));
 	plan = xcalloc(cg->n > 0 ? cg->n : 1, sizeof(*plan));
 	if (plan_subs(cg, s, plan, err) < 0)
 		return moat_error_ret(err);

@@ -88,24 +88,28 @@ static int device_rule(const struct oci_device_cgroup *d, const char *field, cha
 	char major[24], minor[24];
 
 	if ((d->major_present && d->major < -1) || (d->minor_present && d->minor < -1))
-		return moat_error_set(err, 0, "%s: major and minor must be -1 (any) or more", field);
+		return moat_error_msg(err, EINVAL, "%s: major and minor must be -1 (any) or more",
+				      field);
 	if (strcmp(type, "a") != 0 && strcmp(type, "b") != 0 && strcmp(type, "c") != 0)
-		return moat_error_set(err, 0, "%s.type: '%s' is not a, b or c", field, type);
+		return moat_error_msg(err, EINVAL, "%s.type: '%s' is not a, b or c", field, type);
 	if (!access_ok(access))
-		return moat_error_set(err, 0, "%s.access: '%s' is not made of r, w and m", field,
-				      access);
+		return moat_error_msg(err, EINVAL, "%s.access: '%s' is not made of r, w and m",
+				      field, access);
 	if (strcmp(type, "a") == 0) {
 		/* v1 reads "a" as every device whatever follows: numbers would be dropped and
 		 * the rule widened. */
 		if ((d->major_present && d->major != -1) || (d->minor_present && d->minor != -1))
-			return moat_error_set(err, 0,
-					      "%s: type \"a\" with a major or minor number cannot be "
-					      "written on cgroup v1; give one rule for \"b\" and one "
-					      "for \"c\"", field);
+			return moat_error_msg(
+				err, EINVAL,
+				"%s: type \"a\" with a major or minor number cannot be "
+				"written on cgroup v1; give one rule for \"b\" and one "
+				"for \"c\"",
+				field);
 		if (!strchr(access, 'r') || !strchr(access, 'w') || !strchr(access, 'm'))
-			return moat_error_set(err, 0,
+			return moat_error_msg(err, EINVAL,
 					      "%s: a rule for all devices must have access \"rwm\" "
-					      "on cgroup v1, not \"%s\"", field, access);
+					      "on cgroup v1, not \"%s\"",
+					      field, access);
 		*ret = xstrdup("a");
 		return 0;
 	}

@@ -89,8 +89,9 @@ static int parse_number(bool present, int64_t v, const char *field, const char *
 		return 0;
 	}
 	if (v < 0 || v > UINT32_MAX)
-		return cg_fail(err, EINVAL, "%s.%s: %" PRId64 " is not -1 (any) or 0..%" PRIu32,
-			       field, what, v, UINT32_MAX);
+		return moat_error_msg(err, EINVAL,
+				      "%s.%s: %" PRId64 " is not -1 (any) or 0..%" PRIu32, field,
+				      what, v, UINT32_MAX);
 	*ret = v;
 	return 0;
 }
@@ -103,10 +104,10 @@ static int rule_from_oci(const struct oci_device_cgroup *d, const char *field,
 
 	r->allow = d->allow;
 	if (parse_type(type, &r->type) < 0)
-		return cg_fail(err, EINVAL, "%s.type: '%s' is not a, b or c", field, type);
+		return moat_error_msg(err, EINVAL, "%s.type: '%s' is not a, b or c", field, type);
 	if (parse_access(access, &r->access) < 0)
-		return cg_fail(err, EINVAL, "%s.access: '%s' is not made of r, w and m", field,
-			       access);
+		return moat_error_msg(err, EINVAL, "%s.access: '%s' is not made of r, w and m",
+				      field, access);
 	if (parse_number(d->major_present, d->major, field, "major", &r->major, err) < 0 ||
 	    parse_number(d->minor_present, d->minor, field, "minor", &r->minor, err) < 0)
 		return moat_error_ret(err);
@@ -233,9 +234,10 @@ int cg_v2_devices_compile(struct oci_device_cgroup *const *rules, size_t n,
 		size_t len = p->n;
 
 		cg_dev_prog_free(p);
-		return cg_fail(err, E2BIG, "linux.resources.devices: %zu rules make a device filter "
+		return moat_error_msg(err, E2BIG,
+				      "linux.resources.devices: %zu rules make a device filter "
 				      "of %zu instructions, more than the %d the kernel takes",
-			       n, len, BPF_MAXINSNS);
+				      n, len, BPF_MAXINSNS);
 	}
 	*ret = p;
 	return 0;

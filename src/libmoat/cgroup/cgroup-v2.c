@@ -41,11 +41,11 @@ int cg_v2_swap_max(const struct oci_memory *m, char **ret, moat_error *err)
 		return 0;
 	}
 	if (!m->limit_present || m->limit < 0)
-		return moat_error_set(err, 0,
+		return moat_error_msg(err, EINVAL,
 				      "linux.resources.memory.swap: on cgroup v2 it needs a "
 				      "memory.limit to subtract (swap counts memory+swap)");
 	if (m->swap < m->limit)
-		return moat_error_set(err, 0,
+		return moat_error_msg(err, EINVAL,
 				      "linux.resources.memory.swap: %" PRId64 " is below "
 				      "memory.limit %" PRId64 " (swap counts memory+swap)",
 				      m->swap, m->limit);
@@ -99,24 +99,29 @@ static int unified_ctrl(struct moat_cgroup *cg, const struct cg_hier *u, const c
 	int c;
 
 	if (!key_ok(key))
-		return moat_error_set(err, 0, "%s: not a cgroup v2 file name", field);
+		return moat_error_msg(err, EINVAL, "%s: not a cgroup v2 file name", field);
 	if (len == 6 && strncmp(key, "cgroup", 6) == 0) {
 		if (!core_key_allowed(key))
-			return moat_error_set(err, 0, "%s: moat manages this file itself", field);
+			return moat_error_msg(err, EINVAL, "%s: moat manages this file itself",
+					      field);
 		return CG_CORE;
 	}
 	c = cg_ctrl_from_v2_name(key, len);
 	if (c < 0)
-		return moat_error_set(err, 0, "%s: no cgroup v2 controller is called '%.*s'", field,
-				      (int)len, key);
+		return moat_error_msg(err, EINVAL, "%s: no cgroup v2 controller is called '%.*s'",
+				      field, (int)len, key);
 	if (u->ctrls & CG_BIT(c))
 		return c;
 	if (cg_hier_for(cg, (enum cg_ctrl)c, false) != NULL)
-		return moat_error_set(err, 0,
-				      "%s: the %.*s controller is on cgroup v1 on this host, not on "
-				      "the unified hierarchy", field, (int)len, key);
-	return moat_error_set(err, 0, "%s: not supported on this host (no %.*s controller on "
-				      "cgroup v2)", field, (int)len, key);
+		return moat_error_msg(
+			err, EINVAL,
+			"%s: the %.*s controller is on cgroup v1 on this host, not on "
+			"the unified hierarchy",
+			field, (int)len, key);
+	return moat_error_msg(err, EINVAL,
+			      "%s: not supported on this host (no %.*s controller on "
+			      "cgroup v2)",
+			      field, (int)len, key);
 }
 
 int cg_v2_plan_unified(struct moat_cgroup *cg, const struct oci_string_map *unified,
@@ -128,8 +133,9 @@ int cg_v2_plan_unified(struct moat_cgroup *cg, const struct oci_string_map *unif
 	if (unified == NULL || unified->len == 0)
 		return 0;
 	if (u == NULL)
-		return moat_error_set(err, 0, "linux.resources.unified: needs cgroup v2, and this "
-					      "host has only cgroup v1");
+		return moat_error_msg(err, EINVAL,
+				      "linux.resources.unified: needs cgroup v2, and this "
+				      "host has only cgroup v1");
 	for (i = 0; i < unified->len; i++) {
 		_cleanup_free_ char *field = xasprintf("linux.resources.unified[\"%s\"]",
 						       unified->keys[i]);

@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -97,18 +96,6 @@ static uint32_t ctrl_mask(const char *list, const char *seps, bool v2)
 }
 
 /* ---- small I/O helpers ------------------------------------------------------------------- */
-
-int cg_fail(moat_error *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	moat_error_setv(err, 0, fmt, ap);
-	va_end(ap);
-	if (err != NULL)
-		err->code = code;
-	return -code;
-}
 
 static char *xstrndup(const char *s, size_t n)
 {
@@ -392,13 +379,14 @@ static int check_component(const char *c, size_t len, const char *whole, moat_er
 	size_t i;
 
 	if ((len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
-		return cg_fail(err, EINVAL, "'%.*s' is not allowed in '%s'", (int)len, c, whole);
+		return moat_error_msg(err, EINVAL, "'%.*s' is not allowed in '%s'", (int)len, c,
+				      whole);
 	if (len > NAME_MAX)
-		return cg_fail(err, EINVAL, "a component of '%s' is longer than %d bytes", whole,
-			       NAME_MAX);
+		return moat_error_msg(err, EINVAL, "a component of '%s' is longer than %d bytes",
+				      whole, NAME_MAX);
 	for (i = 0; i < len; i++)
 		if ((unsigned char)c[i] < 0x20 || c[i] == 0x7f)
-			return cg_fail(err, EINVAL, "control character in '%s'", whole);
+			return moat_error_msg(err, EINVAL, "control character in '%s'", whole);
 	return 0;
 }
 
@@ -410,7 +398,7 @@ static int normalize_path(const char *in, char **ret, moat_error *err)
 	size_t n = 0;
 
 	if (*p != '/')
-		return cg_fail(err, EINVAL, "'%s' is not an absolute path", in);
+		return moat_error_msg(err, EINVAL, "'%s' is not an absolute path", in);
 	while (*p) {
 		size_t len;
 
@@ -426,7 +414,8 @@ static int normalize_path(const char *in, char **ret, moat_error *err)
 		p += len;
 	}
 	if (n == 0)
-		return cg_fail(err, EINVAL, "'%s' is the root cgroup, not one for a container", in);
+		return moat_error_msg(err, EINVAL,
+				      "'%s' is the root cgroup, not one for a container", in);
 	out[n] = '\0';
 	*ret = TAKE_PTR(out);
 	return 0;
@@ -436,8 +425,8 @@ static int check_id(const char *id, moat_error *err)
 {
 	if (id == NULL || *id == '\0' || strchr(id, '/') != NULL ||
 	    check_component(id, strlen(id), id, err) < 0)
-		return cg_fail(err, EINVAL, "container id '%s' cannot name a cgroup",
-			       id ? id : "(null)");
+		return moat_error_msg(err, EINVAL, "container id '%s' cannot name a cgroup",
+				      id ? id : "(null)");
 	return 0;
 }
 
@@ -448,7 +437,7 @@ static int expand_slice(const char *slice, char **ret, moat_error *err)
 	_cleanup_free_ char *out = NULL;
 
 	if (len < 6 || strcmp(slice + len - 6, ".slice") != 0)
-		return cg_fail(err, EINVAL, "'%s' is not a slice (name.slice)", slice);
+		return moat_error_msg(err, EINVAL, "'%s' is not a slice (name.slice)", slice);
 	base = len - 6;
 	if (base == 1 && slice[0] == '-') {
 		*ret = xstrdup("");
@@ -456,7 +445,7 @@ static int expand_slice(const char *slice, char **ret, moat_error *err)
 	}
 	if (strchr(slice, '/') != NULL || slice[0] == '-' || slice[base - 1] == '-' ||
 	    strstr(slice, "--") != NULL)
-		return cg_fail(err, EINVAL, "'%s' is not a valid slice name", slice);
+		return moat_error_msg(err, EINVAL, "'%s' is not a valid slice name", slice);
 	out = xstrdup("");
 	for (i = 0; i <= base; i++) {
 		char *next;
@@ -488,12 +477,13 @@ static int resolve_systemd(const char *spec, const char *id, char **ret, moat_er
 	prefix = strchr(slice, ':');
 	name = prefix ? strchr(prefix + 1, ':') : NULL;
 	if (name == NULL || strchr(name + 1, ':') != NULL || name[1] == '\0')
-		return cg_fail(err, EINVAL,
-			       "expected \"slice:prefix:name\" with systemd cgroups, got '%s'", spec);
+		return moat_error_msg(
+			err, EINVAL,
+			"expected \"slice:prefix:name\" with systemd cgroups, got '%s'", spec);
 	*prefix++ = '\0';
 	*name++ = '\0';
 	if (strchr(prefix, '/') != NULL || strchr(name, '/') != NULL)
-		return cg_fail(err, EINVAL, "'/' in '%s'", spec);
+		return moat_error_msg(err, EINVAL, "'/' in '%s'", spec);
 	if (expand_slice(*slice ? slice : DEFAULT_SLICE, &slice_path, err) < 0)
 		return moat_error_ret(err);
 	if (strlen(name) > 6 && strcmp(name + strlen(name) - 6, ".slice") == 0)
@@ -697,7 +687,7 @@ static int hier_remove(struct moat_cgroup *cg, struct cg_hier *h, moat_error *er
 
 	pfd = cg_open_level(h, cg->path, levels - 1, &pdir, err);
 	if (pfd == -ENOENT)
-		moat_error_clear(err);
+		moat_error_drop(err);
 	if (pfd < 0)
 		return pfd == -ENOENT ? 0 : pfd;
 	if (remove_cgroup(pfd, name, h->dir, 0, err) < 0)
@@ -716,7 +706,7 @@ static int cg_setup(const char *path, struct moat_cgroup **ret, moat_error *err)
 
 	if (path == NULL) {
 		moat_cgroup_free(cg);
-		return cg_fail(err, EINVAL, "no cgroup path");
+		return moat_error_msg(err, EINVAL, "no cgroup path");
 	}
 	if (normalize_path(path, &cg->path, err) < 0) {
 		moat_cgroup_free(cg);
@@ -724,7 +714,7 @@ static int cg_setup(const char *path, struct moat_cgroup **ret, moat_error *err)
 	}
 	if (strcmp(cg->path, path) != 0) {
 		moat_cgroup_free(cg);
-		return cg_fail(err, EINVAL, "cgroup path '%s' is not normalized", path);
+		return moat_error_msg(err, EINVAL, "cgroup path '%s' is not normalized", path);
 	}
 	if (scan_mounts(cg, err) < 0) {
 		moat_cgroup_free(cg);
@@ -762,10 +752,12 @@ static int check_unoccupied(struct moat_cgroup *cg, moat_error *err)
 		first = s.n > 0 ? s.p[0] : 0;
 		free(s.p);
 		if (first != 0)
-			return cg_fail(err, EBUSY,
-				       "linux.cgroupsPath: cgroup '%s' exists already with processes "
-				       "in it (%d in '%s'); moat does not share a cgroup with "
-				       "processes it did not start", cg->path, (int)first, h->dir);
+			return moat_error_msg(
+				err, EBUSY,
+				"linux.cgroupsPath: cgroup '%s' exists already with processes "
+				"in it (%d in '%s'); moat does not share a cgroup with "
+				"processes it did not start",
+				cg->path, (int)first, h->dir);
 	}
 	return 0;
 }
@@ -829,7 +821,7 @@ bool moat_cgroup_exists(const struct moat_cgroup *cg)
 
 static int no_cgroup(const struct moat_cgroup *cg, moat_error *err)
 {
-	return cg_fail(err, ENOENT, "cgroup '%s' does not exist", cg->path);
+	return moat_error_msg(err, ENOENT, "cgroup '%s' does not exist", cg->path);
 }
 
 int moat_cgroup_add_pid(struct moat_cgroup *cg, pid_t pid, moat_error *err)
@@ -988,7 +980,7 @@ static int no_freezer(struct moat_cgroup *cg, moat_error *err)
 {
 	if (!moat_cgroup_exists(cg))
 		return no_cgroup(cg, err);
-	return cg_fail(err, EOPNOTSUPP, "cgroup '%s': no freezer on this host", cg->path);
+	return moat_error_msg(err, EOPNOTSUPP, "cgroup '%s': no freezer on this host", cg->path);
 }
 
 int cg_freeze(struct cg_hier *h, const struct cg_freezer *f, bool frozen, moat_error *err)
@@ -1099,7 +1091,7 @@ int moat_cgroup_kill_all(struct moat_cgroup *cg, int sig, moat_error *err)
 	/* a v1-frozen task dies of SIGKILL only once thawed */
 	if ((froze || (was_frozen && sig == SIGKILL)) &&
 	    moat_cgroup_freeze(cg, false, &ignored) < 0 && r == 0) {
-		moat_error_set(err, 0, "%s", ignored.msg ? ignored.msg : "thaw failed");
+		moat_error_msg(err, EINVAL, "%s", ignored.msg ? ignored.msg : "thaw failed");
 		r = moat_error_prefix(err, "kill: thaw after signalling");
 	}
 	return r;
@@ -1118,9 +1110,11 @@ static int wait_empty(struct moat_cgroup *cg, moat_error *err)
 		if (n == 0)
 			return 0;
 		if (waited >= CG_EMPTY_TIMEOUT_MS)
-			return cg_fail(err, EBUSY,
-				       "cgroup '%s' still has %zu process(es), the first %d, %u ms "
-				       "after SIGKILL", cg->path, n, (int)pids[0], waited);
+			return moat_error_msg(
+				err, EBUSY,
+				"cgroup '%s' still has %zu process(es), the first %d, %u ms "
+				"after SIGKILL",
+				cg->path, n, (int)pids[0], waited);
 		if (waited >= next_kill) {
 			next_kill += 500;
 			if (moat_cgroup_kill_all(cg, SIGKILL, err) < 0)

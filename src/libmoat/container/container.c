@@ -287,7 +287,7 @@ static int force_stop(struct moat_opened *c, moat_error *err)
 	_cleanup_close_ int pidfd = -1;
 
 	if (open_init_pidfd(c->st, &pidfd, err) < 0) {
-		moat_error_clear(err);
+		moat_error_drop(err);
 		return 0; /* already gone */
 	}
 	if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
@@ -336,12 +336,12 @@ int moat_container_delete(const char *root, const char *id, bool force, moat_err
 	r = moat_opened_open(root, id, &c, err);
 	/* Nothing to delete is what --force asks for: engines repeat it while cleaning up. */
 	if (r == -ENOENT && force) {
-		moat_error_clear(err);
+		moat_error_drop(err);
 		return 0;
 	}
 	if (r == -EBUSY && force) {
 		/* A create that died half-way left a directory without state. */
-		moat_error_clear(err);
+		moat_error_drop(err);
 		return moat_state_dir_remove(root, id, err);
 	}
 	if (r < 0)

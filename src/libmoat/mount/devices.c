@@ -268,7 +268,7 @@ int moat_devices_check_dev(int rootfd, moat_error *err)
 	r = moat_safe_open(rootfd, "/dev", O_PATH | O_NOFOLLOW, 0, MOAT_RESOLVE_NO_SYMLINKS, &fd,
 			   err);
 	if (r == -ENOENT) {
-		moat_error_clear(err);
+		moat_error_drop(err);
 		return 0; /* made as a directory */
 	}
 	if (r < 0)

@@ -599,7 +599,7 @@ static int mount_sysfs(struct entry *e, moat_error *err)
 	r = moat_mount_fs("sysfs", e->m->source ? e->m->source : "sysfs", &e->o, &e->t, NULL, err);
 	if (r != -EPERM || !e->env->userns || e->env->host_sys.fd < 0)
 		return r;
-	moat_error_clear(err);
+	moat_error_drop(err);
 	if (moat_mount_new_api())
 		ro.rec_attr_set = ro.attr_set;
 	if (moat_mount_bind(&e->env->host_sys, &e->t, &ro, err) < 0)
@@ -981,7 +981,7 @@ static int open_target(struct entry *e, const struct fs_handler *h, int *ret_fd,
 		r = moat_safe_open(e->rootfd, dest, O_PATH, 0, h->resolve, ret_fd, err);
 		if (r != -ENOENT)
 			return r;
-		moat_error_clear(err);
+		moat_error_drop(err);
 	}
 	if (h == &handler_bind && e->src != NULL && e->src->fd >= 0 && e->src->fmt != S_IFDIR)
 		r = moat_safe_mkfile(e->rootfd, dest, 0644, &fd, err);

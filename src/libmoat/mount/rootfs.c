@@ -293,7 +293,7 @@ static int open_existing(int rootfd, const char *path, int *ret_fd, moat_error *
 	int r = moat_safe_open(rootfd, path, O_PATH, 0, 0, ret_fd, err);
 
 	if (r == -ENOENT) {
-		moat_error_clear(err);
+		moat_error_drop(err);
 		*ret_fd = -1;
 		return 0;
 	}

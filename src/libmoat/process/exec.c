@@ -264,7 +264,7 @@ static int settle(const struct moat_exec_opts *o, struct target *t,
 	/* EOF: the process has exec'd. A message here is its error. */
 	if (moat_sync_expect(fd, MOAT_SYNC_READY, NULL, err) < 0 && err->code != EPIPE)
 		return moat_error_ret(err);
-	moat_error_clear(err);
+	moat_error_drop(err);
 	if (o->pid_file) {
 		size_t len = (size_t)snprintf(buf, sizeof(buf), "%d", (int)pid);
 		if (write_file_atomic_at(AT_FDCWD, o->pid_file, buf, len, 0644, err) < 0)

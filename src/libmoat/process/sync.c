@@ -107,9 +107,7 @@ int moat_sync_recv(int fd, struct moat_sync_msg *m, int *ret_fd, moat_error *err
 		return moat_error_msg(err, EPROTO, "sync: short message (%zd bytes)", n);
 	if (m->type == MOAT_SYNC_ERROR) {
 		m->msg[sizeof(m->msg) - 1] = '\0';
-		moat_error_set(err, 0, "%s", m->msg);
-		err->code = m->code > 0 ? m->code : EINVAL;
-		return -err->code;
+		return moat_error_msg(err, m->code, "%s", m->msg); /* no code: EINVAL */
 	}
 	if (ret_fd)
 		*ret_fd = got;

@@ -443,7 +443,7 @@ static int loop(struct relay *s)
 	struct pollfd p[3 + 2 * RELAY_MAX_PROCS];
 	struct proc *owner[3 + 2 * RELAY_MAX_PROCS];
 	size_t stdin_end;
-	int status;
+	int status, r;
 	bool eof = false;
 
 	while (!s->exited) {
@@ -451,27 +451,27 @@ static int loop(struct relay *s)
 
 		if (poll(p, n, 200) < 0 && errno != EINTR)
 			return moat_error_set(s->err, errno, "microvm: poll");
-		if (p[1].revents && read_signal(s) < 0)
-			return -1;
-		if (p[0].revents & (POLLIN | POLLHUP | POLLERR) && read_agent(s, &eof) < 0)
-			return -1;
+		if (p[1].revents && (r = read_signal(s)) < 0)
+			return r;
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR) && (r = read_agent(s, &eof)) < 0)
+			return r;
 		if (eof && !s->exited)
 			return moat_error_msg(s->err, EPIPE, "microvm: the guest closed its port before "
 					      "the workload ended");
 		if (p[2].revents & POLLIN)
 			accept_exec(s);
 		for (size_t i = 3; i < stdin_end; i++)
-			if (p[i].revents && owner[i]->id != 0 && read_stdin(s, owner[i]) < 0)
-				return -1;
+			if (p[i].revents && owner[i]->id != 0 && (r = read_stdin(s, owner[i])) < 0)
+				return r;
 		for (size_t i = stdin_end; i < n; i++)
 			if (p[i].revents && owner[i]->id != 0 && owner[i]->conn == p[i].fd &&
-			    read_client(s, owner[i]) < 0)
-				return -1;
+			    (r = read_client(s, owner[i])) < 0)
+				return r;
 		for (size_t i = 1; i < RELAY_MAX_PROCS; i++)
-			if (s->procs[i].id != 0 && sync_size(s, &s->procs[i]) < 0)
-				return -1;
-		if (flush_out(s) < 0)
-			return -1;
+			if (s->procs[i].id != 0 && (r = sync_size(s, &s->procs[i])) < 0)
+				return r;
+		if ((r = flush_out(s)) < 0)
+			return r;
 		if (!s->exited && waitpid(s->r->vmm, &status, WNOHANG) == s->r->vmm) {
 			s->r->vmm = 0;
 			return vmm_died(s, status);
@@ -539,5 +539,5 @@ int moat_vm_relay_run(struct moat_vm_relay *rl, int *ret_code, moat_error *err)
 	moat_buf_free(&s.out);
 	if (s.code >= 0)
 		*ret_code = s.code;
-	return r < 0 ? moat_error_ret(err) : 0;
+	return r < 0 ? r : 0;
 }
