@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "utils.h"
+
 /* A NULL-terminated copy of the n strings of v (v may be NULL when n is 0: an empty list). */
 char **strv_copy(const char *const *v, size_t n);
 /* Append a copy of s to the n strings of *v and keep the list NULL-terminated. *v may be NULL
@@ -14,6 +16,7 @@ char **strv_copy(const char *const *v, size_t n);
 void strv_push(char ***v, size_t *n, const char *s);
 /* Free a NULL-terminated list and its strings; v may be NULL. */
 void strv_free(char **v);
+MOAT_DEFINE_CLEANUP(char *, strv_free)
 /* Free the first n strings of v and v itself; v may be NULL. */
 void strv_free_n(char **v, size_t n);
 

@@ -48,6 +48,16 @@ static inline void moat_error_clearp(moat_error *e)
 #define _cleanup_closedir_ _cleanup_(moat_closedirp)
 #define _cleanup_error_ _cleanup_(moat_error_clearp)
 
+/* The cleanup helper of one of moat's own types, whose destructor func takes a pointer and
+ * accepts NULL: MOAT_DEFINE_CLEANUP(struct moat_cgroup, moat_cgroup_free) in cgroup.h gives
+ *   _cleanup_(moat_cgroup_freep) struct moat_cgroup *cg = NULL;
+ * Declared in the type's header, under its destructor. */
+#define MOAT_DEFINE_CLEANUP(type, func)                 \
+	static inline void func##p(type **p)            \
+	{                                               \
+		func(*p);                               \
+	}
+
 /* Take ownership out of a cleanup variable: returns the value and leaves the
  * variable empty, so the cleanup does nothing. */
 #define TAKE_PTR(p)                                     \

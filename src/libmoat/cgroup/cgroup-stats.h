@@ -20,6 +20,7 @@
 
 #include "cgroup.h"
 #include "error.h"
+#include "utils.h"
 
 /* One value and whether the host gave it. */
 struct moat_stat {
@@ -90,6 +91,7 @@ struct moat_cgroup_stats {
  * it. The cgroup must exist (ENOENT otherwise). */
 int moat_cgroup_stats(struct moat_cgroup *cg, struct moat_cgroup_stats **ret, moat_error *err);
 void moat_cgroup_stats_free(struct moat_cgroup_stats *s);
+MOAT_DEFINE_CLEANUP(struct moat_cgroup_stats, moat_cgroup_stats_free)
 
 /* One event as runc prints it, one line without the newline: {"type":TYPE,"id":ID} and, when
  * stats is not NULL, "data" holding the statistics. */
@@ -107,5 +109,6 @@ int moat_oom_watch_fd(const struct moat_oom_watch *w);
  * giving up the watch: the kernel may count a kill a moment after it signalled the OOM. */
 int moat_oom_watch_check(struct moat_oom_watch *w, uint64_t *ret_kills, moat_error *err);
 void moat_oom_watch_free(struct moat_oom_watch *w);
+MOAT_DEFINE_CLEANUP(struct moat_oom_watch, moat_oom_watch_free)
 
 #endif

@@ -22,6 +22,7 @@
 
 #include "error.h"
 #include "oci-config.h"
+#include "utils.h"
 
 enum moat_cgroup_layout {
 	MOAT_CGROUP_V1,     /* v1 hierarchies only */
@@ -104,5 +105,6 @@ const struct oci_string_map *moat_cgroup_applied(const struct moat_cgroup *cg);
  * nothing. */
 const struct oci_string_map *moat_cgroup_ignored(const struct moat_cgroup *cg);
 void moat_cgroup_free(struct moat_cgroup *cg);
+MOAT_DEFINE_CLEANUP(struct moat_cgroup, moat_cgroup_free)
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "cgroup.h"
 #include "container-internal.h"
+#include "oci-cleanup.h"
 #include "policy.h"
 #include "utils.h"
 #include "vm-select.h"
@@ -28,26 +29,23 @@ static int open_cgroup(const struct moat_opened *c, const char *what, struct moa
 static int set_frozen(const char *root, const char *id, bool frozen, moat_error *err)
 {
 	const char *what = frozen ? "pause" : "resume";
-	struct moat_cgroup *cg = NULL;
-	struct moat_opened c;
-	int r;
+	_cleanup_(moat_cgroup_freep) struct moat_cgroup *cg = NULL;
+	_cleanup_opened_ struct moat_opened c = MOAT_OPENED_INIT;
 
 	if (moat_opened_open(root, id, &c, err) < 0)
 		return moat_error_ret(err);
 	if (frozen && c.status != MOAT_STATUS_RUNNING && c.status != MOAT_STATUS_CREATED)
-		r = moat_error_msg(err, EINVAL, "pause: container '%s' is %s: only a running or "
-						"created container can be paused",
-				   id, moat_status_name(c.status));
-	else if (!frozen && c.status != MOAT_STATUS_PAUSED)
-		r = moat_error_msg(err, EINVAL, "resume: container '%s' is %s, not paused", id,
-				   moat_status_name(c.status));
-	else
-		r = open_cgroup(&c, what, &cg, err);
-	if (r == 0 && moat_cgroup_freeze(cg, frozen, err) < 0)
-		r = moat_error_prefix(err, "%s: container '%s'", what, id);
-	moat_cgroup_free(cg);
-	moat_opened_close(&c);
-	return r;
+		return moat_error_msg(err, EINVAL, "pause: container '%s' is %s: only a running or "
+				      "created container can be paused",
+				      id, moat_status_name(c.status));
+	if (!frozen && c.status != MOAT_STATUS_PAUSED)
+		return moat_error_msg(err, EINVAL, "resume: container '%s' is %s, not paused", id,
+				      moat_status_name(c.status));
+	if (open_cgroup(&c, what, &cg, err) < 0)
+		return moat_error_ret(err);
+	if (moat_cgroup_freeze(cg, frozen, err) < 0)
+		return moat_error_prefix(err, "%s: container '%s'", what, id);
+	return 0;
 }
 
 int moat_container_pause(const char *root, const char *id, moat_error *err)
@@ -63,24 +61,21 @@ int moat_container_resume(const char *root, const char *id, moat_error *err)
 int moat_container_pids(const char *root, const char *id, pid_t **ret_pids, size_t *ret_n,
 			moat_error *err)
 {
-	struct moat_cgroup *cg = NULL;
-	struct moat_opened c;
-	int r;
+	_cleanup_(moat_cgroup_freep) struct moat_cgroup *cg = NULL;
+	_cleanup_opened_ struct moat_opened c = MOAT_OPENED_INIT;
 
 	if (moat_opened_open(root, id, &c, err) < 0)
 		return moat_error_ret(err);
 	if (c.status == MOAT_STATUS_STOPPED) {
 		*ret_pids = NULL;
 		*ret_n = 0;
-		moat_opened_close(&c);
 		return 0;
 	}
-	r = open_cgroup(&c, "ps", &cg, err);
-	if (r == 0 && moat_cgroup_pids(cg, ret_pids, ret_n, err) < 0)
-		r = moat_error_prefix(err, "ps: container '%s'", id);
-	moat_cgroup_free(cg);
-	moat_opened_close(&c);
-	return r;
+	if (open_cgroup(&c, "ps", &cg, err) < 0)
+		return moat_error_ret(err);
+	if (moat_cgroup_pids(cg, ret_pids, ret_n, err) < 0)
+		return moat_error_prefix(err, "ps: container '%s'", id);
+	return 0;
 }
 
 /* Record the new values in the saved config, so that later readers (exec, events, a second
@@ -89,7 +84,7 @@ static int save_resources(const struct moat_opened *c, struct oci_resources *res
 			  moat_error *err)
 {
 	_cleanup_free_ char *json = NULL, *msg = NULL;
-	struct oci_config *cfg = NULL;
+	_cleanup_(oci_config_freep) struct oci_config *cfg = NULL;
 	size_t len;
 	int r;
 
@@ -102,11 +97,8 @@ static int save_resources(const struct moat_opened *c, struct oci_resources *res
 	ocijson_merge(&oci_resources_type, cfg->linux->resources, res);
 	r = oci_config_generate(cfg, true, &json, &len, &msg);
 	if (r < 0)
-		r = moat_error_msg(err, -r, "saved config: %s", msg ? msg : "generate");
-	else
-		r = write_file_atomic_at(c->dirfd, MOAT_CONFIG_FILE, json, len, 0600, err);
-	oci_config_free(cfg);
-	return r;
+		return moat_error_msg(err, -r, "saved config: %s", msg ? msg : "generate");
+	return write_file_atomic_at(c->dirfd, MOAT_CONFIG_FILE, json, len, 0600, err);
 }
 
 /* Add what the update wrote, and what it could not apply, to the record in state.json. */
@@ -130,16 +122,14 @@ static int hold_to_policy(const struct oci_config *saved, const char *policy,
 {
 	struct oci_linux lx = { .resources = res };
 	struct oci_config view = { 0 };
-	struct moat_policy *p = NULL;
-	int r;
+	_cleanup_(moat_policy_freep) struct moat_policy *p = NULL;
 
 	view.annotations = saved->annotations;
 	view.linux = &lx;
-	r = moat_policy_load(policy, &p, err);
-	if (r == 0)
-		r = moat_policy_apply_rules(p, &view, MOAT_POLICY_UPDATE_RULES, err);
-	moat_policy_free(p);
-	return r < 0 ? moat_error_prefix(err, "update") : 0;
+	if (moat_policy_load(policy, &p, err) < 0 ||
+	    moat_policy_apply_rules(p, &view, MOAT_POLICY_UPDATE_RULES, err) < 0)
+		return moat_error_prefix(err, "update");
+	return 0;
 }
 
 /* A microVM's QEMU is charged to the cgroup beside the guest's memory: a memory limit below
@@ -167,47 +157,31 @@ static int update_cgroup(const struct moat_opened *c, const char *policy,
 			 struct oci_resources *res, moat_error *err)
 {
 	const struct oci_linux *lx;
-	struct oci_config *saved = NULL;
-	struct moat_cgroup *cg = NULL;
-	int r;
+	_cleanup_(oci_config_freep) struct oci_config *saved = NULL;
+	_cleanup_(moat_cgroup_freep) struct moat_cgroup *cg = NULL;
 
 	if (moat_state_read_config(c->dirfd, &saved, err) < 0)
 		return moat_error_ret(err);
 	lx = saved->linux;
-	r = hold_to_policy(saved, policy, res, err);
-	if (r == 0)
-		r = hold_to_vm(c, saved, res, err);
-	if (r == 0)
-		r = open_cgroup(c, "update", &cg, err);
-	if (r == 0 && moat_cgroup_update(cg, res, lx ? lx->devices : NULL,
-					 lx ? lx->devices_len : 0, err) < 0)
-		r = moat_error_ret(err);
-	if (r == 0)
-		r = save_applied(c, cg, err);
-	moat_cgroup_free(cg);
-	oci_config_free(saved);
-	return r;
+	if (hold_to_policy(saved, policy, res, err) < 0 || hold_to_vm(c, saved, res, err) < 0 ||
+	    open_cgroup(c, "update", &cg, err) < 0 ||
+	    moat_cgroup_update(cg, res, lx ? lx->devices : NULL, lx ? lx->devices_len : 0, err) < 0)
+		return moat_error_ret(err);
+	return save_applied(c, cg, err);
 }
 
 int moat_container_update(const char *root, const char *id, const char *policy,
 			  struct oci_resources *res, moat_error *err)
 {
-	struct moat_opened c;
-	int r;
+	_cleanup_opened_ struct moat_opened c = MOAT_OPENED_INIT;
+	_cleanup_(oci_resources_freep) struct oci_resources *owned = res;
 
-	if (moat_opened_open(root, id, &c, err) < 0) {
-		oci_resources_free(res);
+	if (moat_opened_open(root, id, &c, err) < 0)
 		return moat_error_ret(err);
-	}
 	if (c.status == MOAT_STATUS_STOPPED)
-		r = moat_error_msg(err, EINVAL, "update: container '%s' is stopped", id);
-	else
-		r = update_cgroup(&c, policy, res, err);
-	if (r == 0) {
-		r = save_resources(&c, res, err);
-		res = NULL; /* merged into the saved config */
-	}
-	oci_resources_free(res);
-	moat_opened_close(&c);
-	return r;
+		return moat_error_msg(err, EINVAL, "update: container '%s' is stopped", id);
+	if (update_cgroup(&c, policy, res, err) < 0)
+		return moat_error_ret(err);
+	/* merged into the saved config */
+	return save_resources(&c, TAKE_PTR(owned), err);
 }

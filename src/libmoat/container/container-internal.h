@@ -4,6 +4,7 @@
 
 #include "error.h"
 #include "state.h"
+#include "utils.h"
 
 /* A container opened for an operation: its locked directory and state. */
 struct moat_opened {
@@ -12,8 +13,14 @@ struct moat_opened {
 	enum moat_status status;
 };
 
+#define MOAT_OPENED_INIT { .dirfd = -1 }
+
 /* Lock the container's directory and read its state and status. */
 int moat_opened_open(const char *root, const char *id, struct moat_opened *c, moat_error *err);
+/* Close what open opened; c may be MOAT_OPENED_INIT or closed already. It is its own cleanup
+ * helper, for a struct moat_opened held by value:
+ *   _cleanup_opened_ struct moat_opened c = MOAT_OPENED_INIT; */
 void moat_opened_close(struct moat_opened *c);
+#define _cleanup_opened_ _cleanup_(moat_opened_close)
 
 #endif

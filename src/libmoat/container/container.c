@@ -215,14 +215,11 @@ static int start_opened(struct moat_opened *c, moat_error *err)
 
 int moat_container_start(const char *root, const char *id, moat_error *err)
 {
-	struct moat_opened c;
-	int r;
+	_cleanup_opened_ struct moat_opened c = MOAT_OPENED_INIT;
 
 	if (moat_opened_open(root, id, &c, err) < 0)
 		return moat_error_ret(err);
-	r = start_opened(&c, err);
-	moat_opened_close(&c);
-	return r;
+	return start_opened(&c, err);
 }
 
 static int kill_opened(struct moat_opened *c, int sig, bool all, moat_error *err)
@@ -230,13 +227,10 @@ static int kill_opened(struct moat_opened *c, int sig, bool all, moat_error *err
 	_cleanup_close_ int pidfd = -1;
 
 	if (all && c->st->cgroup_path != NULL) {
-		struct moat_cgroup *cg = NULL;
-		int r = moat_cgroup_open(c->st->cgroup_path, &cg, err);
+		_cleanup_(moat_cgroup_freep) struct moat_cgroup *cg = NULL;
 
-		if (r == 0)
-			r = moat_cgroup_kill_all(cg, sig, err);
-		moat_cgroup_free(cg);
-		if (r < 0)
+		if (moat_cgroup_open(c->st->cgroup_path, &cg, err) < 0 ||
+		    moat_cgroup_kill_all(cg, sig, err) < 0)
 			return moat_error_prefix(err, "kill --all");
 		return 0;
 	}
@@ -258,25 +252,19 @@ static int kill_opened(struct moat_opened *c, int sig, bool all, moat_error *err
 
 int moat_container_kill(const char *root, const char *id, int sig, bool all, moat_error *err)
 {
-	struct moat_opened c;
-	int r;
+	_cleanup_opened_ struct moat_opened c = MOAT_OPENED_INIT;
 
 	if (moat_opened_open(root, id, &c, err) < 0)
 		return moat_error_ret(err);
-	r = kill_opened(&c, sig, all, err);
-	moat_opened_close(&c);
-	return r;
+	return kill_opened(&c, sig, all, err);
 }
 
 static int thaw(const struct moat_opened *c, moat_error *err)
 {
-	struct moat_cgroup *cg = NULL;
-	int r = moat_cgroup_open(c->st->cgroup_path, &cg, err);
+	_cleanup_(moat_cgroup_freep) struct moat_cgroup *cg = NULL;
 
-	if (r == 0)
-		r = moat_cgroup_freeze(cg, false, err);
-	moat_cgroup_free(cg);
-	if (r < 0)
+	if (moat_cgroup_open(c->st->cgroup_path, &cg, err) < 0 ||
+	    moat_cgroup_freeze(cg, false, err) < 0)
 		return moat_error_prefix(err, "delete '%s': thaw", c->st->id);
 	return 0;
 }
@@ -314,13 +302,10 @@ static int delete_opened(const char *root, struct moat_opened *c, bool force, mo
 			return moat_error_ret(err);
 	}
 	if (c->st->cgroup_path != NULL) {
-		struct moat_cgroup *cg = NULL;
-		int r = moat_cgroup_open(c->st->cgroup_path, &cg, err);
+		_cleanup_(moat_cgroup_freep) struct moat_cgroup *cg = NULL;
 
-		if (r == 0)
-			r = moat_cgroup_destroy(cg, err);
-		moat_cgroup_free(cg);
-		if (r < 0)
+		if (moat_cgroup_open(c->st->cgroup_path, &cg, err) < 0 ||
+		    moat_cgroup_destroy(cg, err) < 0)
 			return moat_error_prefix(err, "delete '%s': cgroup", c->st->id);
 	}
 	/* poststop runs once the container is gone, but needs the saved config. */
@@ -330,10 +315,9 @@ static int delete_opened(const char *root, struct moat_opened *c, bool force, mo
 
 int moat_container_delete(const char *root, const char *id, bool force, moat_error *err)
 {
-	struct moat_opened c;
-	int r;
+	_cleanup_opened_ struct moat_opened c = MOAT_OPENED_INIT;
+	int r = moat_opened_open(root, id, &c, err);
 
-	r = moat_opened_open(root, id, &c, err);
 	/* Nothing to delete is what --force asks for: engines repeat it while cleaning up. */
 	if (r == -ENOENT && force) {
 		moat_error_drop(err);
@@ -346,9 +330,7 @@ int moat_container_delete(const char *root, const char *id, bool force, moat_err
 	}
 	if (r < 0)
 		return r;
-	r = delete_opened(root, &c, force, err);
-	moat_opened_close(&c);
-	return r;
+	return delete_opened(root, &c, force, err);
 }
 
 /* Signals `run` and `exec` pass on to the container rather than act on. */
@@ -450,12 +432,11 @@ static struct moat_report *make_report(const struct moat_opened *c)
 int moat_container_report(const char *root, const char *id, struct moat_report **ret,
 			  moat_error *err)
 {
-	struct moat_opened c;
+	_cleanup_opened_ struct moat_opened c = MOAT_OPENED_INIT;
 
 	if (moat_opened_open(root, id, &c, err) < 0)
 		return moat_error_ret(err);
 	*ret = make_report(&c);
-	moat_opened_close(&c);
 	return 0;
 }
 
@@ -487,19 +468,16 @@ int moat_container_list(const char *root, struct moat_report ***ret, size_t *ret
 		return 0;
 	}
 	while ((de = readdir(d)) != NULL) {
-		moat_error skip = MOAT_ERROR_INIT;
-		struct moat_opened c;
+		_cleanup_error_ moat_error skip = MOAT_ERROR_INIT;
+		_cleanup_opened_ struct moat_opened c = MOAT_OPENED_INIT;
 
 		if (de->d_name[0] == '.' || de->d_type != DT_DIR)
 			continue;
 		/* A container being created or deleted meanwhile is not listed. */
-		if (moat_opened_open(root, de->d_name, &c, &skip) < 0) {
-			moat_error_clear(&skip);
+		if (moat_opened_open(root, de->d_name, &c, &skip) < 0)
 			continue;
-		}
 		list = xrealloc(list, (n + 1) * sizeof(*list));
 		list[n++] = make_report(&c);
-		moat_opened_close(&c);
 	}
 	closedir(d);
 	if (n > 1)

@@ -16,6 +16,7 @@
 #include "mount-host.h"
 #include "mount-idmap.h"
 #include "namespaces.h"
+#include "oci-cleanup.h"
 #include "oci-config.h"
 #include "policy.h"
 #include "process.h"
@@ -103,27 +104,23 @@ static int load_config(struct build *b, moat_error *err)
 /* The policy refuses the config or makes its changes to it (policy.h). */
 static int apply_policy(struct build *b, moat_error *err)
 {
-	struct moat_policy *p = NULL;
-	int r = moat_policy_load(b->o->policy, &p, err);
+	_cleanup_(moat_policy_freep) struct moat_policy *p = NULL;
+	bool microvm, tcg;
 
-	if (r == 0)
-		r = moat_policy_apply(p, b->cfg, b->bundle, &b->policy, err);
-	if (r == 0) {
-		bool microvm, tcg;
-
-		moat_policy_vm_defaults(p, &microvm, &tcg);
-		b->vm_defaults = (struct moat_vm_defaults){
-			microvm, tcg ? MOAT_VM_ACCEL_TCG : MOAT_VM_ACCEL_KVM
-		};
-	}
-	if (r == 0 && (b->policy->ns_added & (1U << MOAT_NS_USER))) {
+	if (moat_policy_load(b->o->policy, &p, err) < 0 ||
+	    moat_policy_apply(p, b->cfg, b->bundle, &b->policy, err) < 0)
+		return moat_error_ret(err);
+	moat_policy_vm_defaults(p, &microvm, &tcg);
+	b->vm_defaults = (struct moat_vm_defaults){
+		microvm, tcg ? MOAT_VM_ACCEL_TCG : MOAT_VM_ACCEL_KVM
+	};
+	if (b->policy->ns_added & (1U << MOAT_NS_USER)) {
 		b->auto_userns = true;
 		b->joined_userns = b->policy->userns_joined != NULL; /* the sandbox's (a pod's) */
 		b->pool = *moat_policy_idpool(p);
 		b->policy_path = xstrdup(moat_policy_path(p));
 	}
-	moat_policy_free(p);
-	return r;
+	return 0;
 }
 
 /* auto-userns: the container's own range of host ids, lent from the pool while it lives,
@@ -295,7 +292,8 @@ static char *creating_json(const struct build *b, pid_t pid, const char *status)
 static struct oci_string_map *shown_annotations(const struct build *b, bool with_policy)
 {
 	const struct oci_config *cfg = b->user_cfg ? b->user_cfg : b->cfg;
-	struct oci_string_map *changes = with_policy ? moat_policy_result_changes(b->policy) : NULL;
+	_cleanup_(oci_string_map_freep) struct oci_string_map *changes =
+		with_policy ? moat_policy_result_changes(b->policy) : NULL;
 	struct oci_string_map *m =
 		moat_state_annotations(cfg->annotations, moat_isolation_name(b->isolation.isolation),
 				       b->vm ? moat_vm_accel_name(b->vm->vm.accel) : NULL, changes);
@@ -303,7 +301,6 @@ static struct oci_string_map *shown_annotations(const struct build *b, bool with
 		with_policy && b->cg ? moat_state_cgroup_ignored_note(moat_cgroup_ignored(b->cg))
 				     : NULL;
 
-	oci_string_map_free(changes);
 	if (note != NULL)
 		oci_string_map_set(&m, MOAT_CGROUP_IGNORED_ANNOTATION, note);
 	return m;
@@ -550,8 +547,10 @@ static int save_state(struct build *b, moat_error *err)
 	struct oci_config *cfg = b->user_cfg ? b->user_cfg : b->cfg;
 	const char *isolation = moat_isolation_name(b->isolation.isolation);
 	/* the policy's changes are kept apart, in st.policy */
-	struct oci_string_map *annotations = shown_annotations(b, false);
-	struct oci_string_map *changes = moat_policy_result_changes(b->policy);
+	_cleanup_(oci_string_map_freep) struct oci_string_map *annotations =
+		shown_annotations(b, false);
+	_cleanup_(oci_string_map_freep) struct oci_string_map *changes =
+		moat_policy_result_changes(b->policy);
 	struct moat_state st = {
 		.oci_version = cfg->oci_version, .id = (char *)b->o->id, .pid = b->init,
 		.pid_start = moat_pid_start_time(b->init), .bundle = b->bundle,
@@ -574,14 +573,10 @@ static int save_state(struct build *b, moat_error *err)
 	st.annotations = annotations;
 	r = oci_config_generate(cfg, true, &json, &len, &msg);
 	if (r < 0)
-		moat_error_set(err, -r, "config.json: %s", msg ? msg : "generate");
-	else if (write_file_atomic_at(b->dirfd, MOAT_CONFIG_FILE, json, len, 0600, err) < 0 ||
-		 moat_state_write(b->dirfd, &st, err) < 0)
-		r = moat_error_ret(err);
-	oci_string_map_free(annotations);
-	oci_string_map_free(changes);
-	if (r < 0)
-		return r;
+		return moat_error_set(err, -r, "config.json: %s", msg ? msg : "generate");
+	if (write_file_atomic_at(b->dirfd, MOAT_CONFIG_FILE, json, len, 0600, err) < 0 ||
+	    moat_state_write(b->dirfd, &st, err) < 0)
+		return moat_error_ret(err);
 	if (b->o->pid_file != NULL) {
 		len = (size_t)snprintf(pid, sizeof(pid), "%d", (int)b->init);
 		if (write_file_atomic_at(AT_FDCWD, b->o->pid_file, pid, len, 0644, err) < 0)
@@ -648,6 +643,28 @@ static void build_free(struct build *b)
 	free(b->rootfs);
 }
 
+/* create's phases: first what only reads (the config, the policy, the checks), then what
+ * makes; a failure leaves what was made so far for undo(). */
+static int build(struct build *b, moat_error *err)
+{
+	const struct moat_create_opts *o = b->o;
+
+	if (moat_validate_new_id(o->id, err) < 0 || load_config(b, err) < 0 ||
+	    apply_policy(b, err) < 0 || check_config(b, err) < 0 || check_isolation(b, err) < 0)
+		return moat_error_ret(err);
+	if (moat_state_dir_create(o->root, o->id, &b->dirfd, err) < 0)
+		return moat_error_ret(err);
+	b->made_dir = true;
+	if (b->auto_userns && !b->joined_userns && lend_host_ids(b, err) < 0)
+		return moat_error_ret(err);
+	if (b->vm != NULL && make_jail(b, err) < 0)
+		return moat_error_ret(err);
+	if (make_fifo(b, err) < 0 || make_cgroup(b, err) < 0 || spawn(b, err) < 0 ||
+	    save_state(b, err) < 0)
+		return moat_error_ret(err);
+	return 0;
+}
+
 int moat_container_create(const struct moat_create_opts *o, pid_t *ret_pid, int *ret_console,
 			  moat_error *err)
 {
@@ -656,35 +673,15 @@ int moat_container_create(const struct moat_create_opts *o, pid_t *ret_pid, int 
 
 	for (int k = 0; k < MOAT_NS_COUNT; k++)
 		b.ns.join_fd[k] = -1;
-	r = moat_validate_new_id(o->id, err);
-	if (r == 0)
-		r = load_config(&b, err);
-	if (r == 0)
-		r = apply_policy(&b, err);
-	if (r == 0)
-		r = check_config(&b, err);
-	if (r == 0)
-		r = check_isolation(&b, err);
-	if (r == 0 && (r = moat_state_dir_create(o->root, o->id, &b.dirfd, err)) == 0)
-		b.made_dir = true;
-	if (r == 0 && b.auto_userns && !b.joined_userns)
-		r = lend_host_ids(&b, err);
-	if (r == 0 && b.vm != NULL)
-		r = make_jail(&b, err);
-	if (r == 0)
-		r = make_fifo(&b, err);
-	if (r == 0)
-		r = make_cgroup(&b, err);
-	if (r == 0)
-		r = spawn(&b, err);
-	if (r == 0)
-		r = save_state(&b, err);
-	if (r < 0)
+	r = build(&b, err);
+	if (r < 0) {
 		undo(&b);
-	if (r == 0 && ret_pid)
-		*ret_pid = b.init;
-	if (r == 0 && ret_console)
-		*ret_console = TAKE_FD(b.console);
+	} else {
+		if (ret_pid)
+			*ret_pid = b.init;
+		if (ret_console)
+			*ret_console = TAKE_FD(b.console);
+	}
 	build_free(&b);
 	return r;
 }

@@ -60,14 +60,11 @@ static int attach(const struct moat_opened *c, struct target *t, moat_error *err
 /* The state directory is locked only while its state is read: events may run for long. */
 static int open_target(const char *root, const char *id, struct target *t, moat_error *err)
 {
-	struct moat_opened c;
-	int r;
+	_cleanup_opened_ struct moat_opened c = MOAT_OPENED_INIT;
 
 	if (moat_opened_open(root, id, &c, err) < 0)
 		return moat_error_ret(err);
-	r = attach(&c, t, err);
-	moat_opened_close(&c);
-	return r;
+	return attach(&c, t, err);
 }
 
 static void close_target(struct target *t)

@@ -13,6 +13,7 @@
 
 #include "error.h"
 #include "ocijson.h"
+#include "utils.h"
 
 /* An ID names the container's state directory: a file name, so NAME_MAX (255) bytes. */
 #define MOAT_ID_MAX 255
@@ -72,6 +73,7 @@ int moat_state_dir_remove(const char *root, const char *id, moat_error *err);
 int moat_state_write(int dirfd, const struct moat_state *st, moat_error *err);
 int moat_state_read(int dirfd, struct moat_state **ret, moat_error *err);
 void moat_state_free(struct moat_state *st);
+MOAT_DEFINE_CLEANUP(struct moat_state, moat_state_free)
 
 /* The annotation moat state shows for cgroup_ignored: "field: why; field: why". */
 #define MOAT_CGROUP_IGNORED_ANNOTATION "moat.cgroup.ignored"

@@ -27,6 +27,7 @@
 
 #include "error.h"
 #include "oci-config.h"
+#include "utils.h"
 
 /* A root inside the root, for the VMM's jail (vm-jail.h): cfg->mounts[first..] are the
  * workload's, made inside the mount at path (which the mounts before them make) and each
@@ -68,5 +69,6 @@ int moat_rootfs_mount(struct moat_rootfs *r, const struct oci_config *cfg, moat_
 int moat_rootfs_enter(struct moat_rootfs *r, const struct oci_config *cfg, moat_error *err);
 
 void moat_rootfs_free(struct moat_rootfs *r);
+MOAT_DEFINE_CLEANUP(struct moat_rootfs, moat_rootfs_free)
 
 #endif

@@ -226,20 +226,28 @@ static int check_cap_set(struct judge *j, const char *set, char *const *names, s
 static int rule_capability_ceiling(struct judge *j)
 {
 	const struct oci_capabilities *c = j->cfg->process ? j->cfg->process->capabilities : NULL;
-	int r;
 
 	if (c == NULL)
 		return 0;
-	r = check_cap_set(j, "bounding", c->bounding, c->bounding_len);
-	if (r == 0)
-		r = check_cap_set(j, "effective", c->effective, c->effective_len);
-	if (r == 0)
-		r = check_cap_set(j, "inheritable", c->inheritable, c->inheritable_len);
-	if (r == 0)
-		r = check_cap_set(j, "permitted", c->permitted, c->permitted_len);
-	if (r == 0)
-		r = check_cap_set(j, "ambient", c->ambient, c->ambient_len);
-	return r;
+	const struct {
+		const char *name;
+		char *const *caps;
+		size_t n;
+	} sets[] = {
+		{ "bounding", c->bounding, c->bounding_len },
+		{ "effective", c->effective, c->effective_len },
+		{ "inheritable", c->inheritable, c->inheritable_len },
+		{ "permitted", c->permitted, c->permitted_len },
+		{ "ambient", c->ambient, c->ambient_len },
+	};
+
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(sets); i++) {
+		int r = check_cap_set(j, sets[i].name, sets[i].caps, sets[i].n);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 /* ---- deny-devices ------------------------------------------------------------------- */
@@ -363,11 +371,12 @@ static int rule_deny_devices(struct judge *j)
 {
 	int r = check_config_devices(j);
 
-	if (r == 0)
-		r = check_bound_devices(j);
-	if (r == 0)
-		r = check_device_rules(j);
-	return r;
+	if (r < 0)
+		return r;
+	r = check_bound_devices(j);
+	if (r < 0)
+		return r;
+	return check_device_rules(j);
 }
 
 /* ---- network ------------------------------------------------------------------------ */
@@ -756,12 +765,19 @@ static int judge_config(struct judge *j, unsigned mask)
 	for (int i = 0; i < MOAT_RULE_COUNT; i++)
 		j->state[i] = j->p->rule[i]->enabled ? MOAT_RULE_ON : MOAT_RULE_OFF;
 	r = check_reserved_annotations(j);
-	if (r == 0)
-		r = read_relaxations(j);
-	for (int i = 0; r == 0 && i < MOAT_RULE_COUNT; i++)
-		if (j->state[i] == MOAT_RULE_ON && (mask & (1U << i)))
-			r = rule_fns[i](j);
-	return r;
+	if (r < 0)
+		return r;
+	r = read_relaxations(j);
+	if (r < 0)
+		return r;
+	for (int i = 0; i < MOAT_RULE_COUNT; i++) {
+		if (j->state[i] != MOAT_RULE_ON || !(mask & (1U << i)))
+			continue;
+		r = rule_fns[i](j);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 #define ALL_RULES ((1U << MOAT_RULE_COUNT) - 1)

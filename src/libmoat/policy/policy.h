@@ -27,6 +27,7 @@
 #include "error.h"
 #include "namespaces.h"
 #include "oci-config.h"
+#include "utils.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
@@ -57,6 +58,7 @@ const char *moat_policy_rule_name(enum moat_policy_rule rule);
  * parsed is an error naming the JSON path of the fault. */
 int moat_policy_load(const char *path, struct moat_policy **ret, moat_error *err);
 void moat_policy_free(struct moat_policy *p);
+MOAT_DEFINE_CLEANUP(struct moat_policy, moat_policy_free)
 
 /* The rule's switch, and whether containers may relax it (containerMayRelax). */
 bool moat_policy_rule_enabled(const struct moat_policy *p, enum moat_policy_rule rule);
@@ -102,6 +104,7 @@ struct moat_policy_result {
 };
 
 void moat_policy_result_free(struct moat_policy_result *res);
+MOAT_DEFINE_CLEANUP(struct moat_policy_result, moat_policy_result_free)
 /* rule -> what it changed, as the state keeps it and `moat state` shows it
  * (moat.policy.<rule>); NULL when the policy changed nothing. */
 struct oci_string_map *moat_policy_result_changes(const struct moat_policy_result *res);
@@ -142,6 +145,7 @@ struct moat_policy_explanation {
 int moat_policy_explain(const struct moat_policy *p, struct oci_config *cfg, const char *bundle,
 			struct moat_policy_explanation **ret, moat_error *err);
 void moat_policy_explanation_free(struct moat_policy_explanation *ex);
+MOAT_DEFINE_CLEANUP(struct moat_policy_explanation, moat_policy_explanation_free)
 
 /* The JSON text of moat's default seccomp profile (an OCI LinuxSeccomp object). */
 const char *moat_policy_default_seccomp_json(void);

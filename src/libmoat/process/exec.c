@@ -225,18 +225,14 @@ static int settle(const struct moat_exec_opts *o, struct target *t,
 		  struct moat_seccomp *seccomp, int fd, pid_t pid, int *ret_console,
 		  moat_error *err)
 {
-	struct moat_cgroup *cg = NULL;
+	_cleanup_(moat_cgroup_freep) struct moat_cgroup *cg = NULL;
 	int r = 0, master = -1;
 	char buf[32];
 
-	if (t->st->cgroup_path != NULL) {
-		r = moat_cgroup_open(t->st->cgroup_path, &cg, err);
-		if (r == 0)
-			r = moat_cgroup_add_pid_within(cg, pid, t->subs, err);
-		moat_cgroup_free(cg);
-		if (r < 0)
-			return moat_error_prefix(err, "exec");
-	}
+	if (t->st->cgroup_path != NULL &&
+	    (moat_cgroup_open(t->st->cgroup_path, &cg, err) < 0 ||
+	     moat_cgroup_add_pid_within(cg, pid, t->subs, err) < 0))
+		return moat_error_prefix(err, "exec");
 	if (moat_sync_send(fd, MOAT_SYNC_CGROUP_DONE, 0, err) < 0)
 		return moat_error_ret(err);
 	/* In a paused container the process is frozen from here until resume: release the
@@ -313,13 +309,12 @@ static int spawn_child(const struct moat_exec_opts *o, struct target *t, struct 
 static int hold_to_policy(const struct moat_exec_opts *o, struct oci_config *view,
 			  moat_error *err)
 {
-	struct moat_policy *p = NULL;
-	int r = moat_policy_load(o->policy, &p, err);
+	_cleanup_(moat_policy_freep) struct moat_policy *p = NULL;
 
-	if (r == 0)
-		r = moat_policy_apply_rules(p, view, MOAT_POLICY_EXEC_RULES, err);
-	moat_policy_free(p);
-	return r < 0 ? moat_error_prefix(err, "exec") : 0;
+	if (moat_policy_load(o->policy, &p, err) < 0 ||
+	    moat_policy_apply_rules(p, view, MOAT_POLICY_EXEC_RULES, err) < 0)
+		return moat_error_prefix(err, "exec");
+	return 0;
 }
 
 static bool is_microvm(const struct target *t)

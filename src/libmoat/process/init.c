@@ -157,15 +157,36 @@ static int own_procfs(void)
 	return fd;
 }
 
-static int build_container(const struct moat_init_args *a, int *idmapped,
-			   struct moat_exec *exec, int *ret_procfd, moat_error *err)
+/* The container's root: prepared, mounted, its createContainer hooks run, entered. The
+ * rootfs's fds are closed on return, before the init closes every fd it does not pass on. */
+static int enter_root(const struct moat_init_args *a, int *idmapped, int *ret_procfd,
+		      moat_error *err)
 {
 	struct moat_rootfs_opts ropts = { .userns = moat_ns_in_userns(a->ns),
 					  .no_pivot = a->no_pivot, .idmapped = idmapped,
 					  .inner = a->vm ? &a->vm->workload : NULL };
-	struct moat_rootfs *rootfs = NULL;
+	_cleanup_(moat_rootfs_freep) struct moat_rootfs *rootfs = NULL;
 	const struct oci_config *cfg = a->cfg;
-	int r;
+
+	if (moat_rootfs_prepare(cfg, a->rootfs, &ropts, &rootfs, err) < 0 ||
+	    moat_process_write_oom_score_adj(cfg->process, err) < 0 ||
+	    (moat_ns_in_userns(a->ns) && become_ns_root(err) < 0) ||
+	    moat_process_write_sysctl(cfg, err) < 0)
+		return moat_error_ret(err);
+	*ret_procfd = own_procfs();
+	/* createContainer: in the container's namespaces, once its mounts are made and before
+	 * its root is entered (so the hook's path still resolves as on the host). */
+	if (moat_rootfs_mount(rootfs, cfg, err) < 0 ||
+	    run_hooks(a, MOAT_HOOK_CREATE_CONTAINER, "creating", a->bundle, err) < 0 ||
+	    moat_rootfs_enter(rootfs, cfg, err) < 0)
+		return moat_error_ret(err);
+	return 0;
+}
+
+static int build_container(const struct moat_init_args *a, int *idmapped,
+			   struct moat_exec *exec, int *ret_procfd, moat_error *err)
+{
+	const struct oci_config *cfg = a->cfg;
 
 	if (a->ns->create[MOAT_NS_CGROUP] && unshare(CLONE_NEWCGROUP) < 0)
 		return moat_error_set(err, errno, "create the cgroup namespace");
@@ -173,26 +194,8 @@ static int build_container(const struct moat_init_args *a, int *idmapped,
 		return moat_error_ret(err);
 	if (setsid() < 0)
 		return moat_error_set(err, errno, "setsid");
-	if (moat_rootfs_prepare(cfg, a->rootfs, &ropts, &rootfs, err) < 0)
+	if (enter_root(a, idmapped, ret_procfd, err) < 0)
 		return moat_error_ret(err);
-	r = moat_process_write_oom_score_adj(cfg->process, err);
-	if (r == 0 && moat_ns_in_userns(a->ns))
-		r = become_ns_root(err);
-	if (r == 0)
-		r = moat_process_write_sysctl(cfg, err);
-	if (r == 0)
-		*ret_procfd = own_procfs();
-	if (r == 0)
-		r = moat_rootfs_mount(rootfs, cfg, err);
-	/* createContainer: in the container's namespaces, once its mounts are made and before
-	 * its root is entered (so the hook's path still resolves as on the host). */
-	if (r == 0)
-		r = run_hooks(a, MOAT_HOOK_CREATE_CONTAINER, "creating", a->bundle, err);
-	if (r == 0)
-		r = moat_rootfs_enter(rootfs, cfg, err);
-	moat_rootfs_free(rootfs);
-	if (r < 0)
-		return r;
 	if (cfg->process->terminal && send_console(a, err) < 0)
 		return moat_error_ret(err);
 	if (moat_process_setup_env(cfg, a->ns, a->no_new_keyring, err) < 0 ||

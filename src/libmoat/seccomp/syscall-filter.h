@@ -71,6 +71,7 @@
 
 #include "error.h"
 #include "oci-config.h"
+#include "utils.h"
 
 /* Rules one syscalls[] entry may expand to when it repeats argument indexes. */
 #define MOAT_SECCOMP_MAX_SPLIT 64
@@ -109,6 +110,7 @@ int moat_seccomp_export(const struct moat_seccomp *sc, int fd, bool pfc, moat_er
 
 /* Accepts NULL. Does not close a listener fd that load returned. */
 void moat_seccomp_free(struct moat_seccomp *sc);
+MOAT_DEFINE_CLEANUP(struct moat_seccomp, moat_seccomp_free)
 
 /* The runtime spec's seccomp notify protocol: connect to the unix stream socket at
  * listener_path and send one "container process state" ({"ociVersion", "fds":
