@@ -139,6 +139,12 @@ int cg_ctrl_from_v2_name(const char *name, size_t len);
 bool cg_ctrl_has_v2(enum cg_ctrl c); /* false: the controller is v1 only (devices, freezer) */
 struct cg_hier *cg_hier_for(struct moat_cgroup *cg, enum cg_ctrl c, bool v2);
 struct cg_hier *cg_unified(struct moat_cgroup *cg);
+/* cgroup-layout.c: fill cg->h with the hierarchies under the fs root, the unified one last */
+int cg_scan_mounts(struct moat_cgroup *cg, moat_error *err);
+void cg_hier_clear(struct cg_hier *h);
+/* cgroup-path.c: path checked and made canonical ("/a/b"); component i (0-based) of one */
+int cg_normalize_path(const char *in, char **ret, moat_error *err);
+char *cg_path_component(const char *path, size_t i);
 int cg_read_at(int dirfd, const char *dir, const char *file, char **ret, moat_error *err);
 int cg_write_at(int dirfd, const char *dir, const char *file, const char *value,
 		moat_error *err);

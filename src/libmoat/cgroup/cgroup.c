@@ -1,8 +1,8 @@
-/* moat: the container's cgroup. Answers "where is the container's cgroup, and how is it made,
- * entered, frozen, killed and removed?": layout detection, path resolution, the hierarchy walk
- * and the lifecycle (create, open, processes, freeze, kill, destroy). What linux.resources
- * writes is cgroup-resources.c's; what differs between v1 and v2 lives in cgroup-v1.c and
- * cgroup-v2.c. */
+/* moat: the container's cgroup. Answers "how is the container's cgroup made, entered, frozen,
+ * killed and removed?": the hierarchy walk and the lifecycle (create, open, processes, freeze,
+ * kill, destroy). Which hierarchies the host has is cgroup-layout.c's, what a cgroupsPath names
+ * cgroup-path.c's; what linux.resources writes is cgroup-resources.c's; what differs between
+ * v1 and v2 lives in cgroup-v1.c and cgroup-v2.c. */
 #include "cgroup-internal.h"
 
 #include <dirent.h>
@@ -17,94 +17,9 @@
 #include "strv.h"
 #include "utils.h"
 
-#define DEFAULT_FSROOT "/sys/fs/cgroup"
-#define DEFAULT_MOUNTINFO "/proc/self/mountinfo"
-#define DEFAULT_SLICE "system.slice"    /* systemd form with an empty slice */
 #define KILL_ROUNDS 10                  /* unfrozen kill: rescans for processes forked meanwhile */
 
-static char *fsroot_override;
-static char *mountinfo_override;
-const struct moat_cgroup_test_hooks *cg_hooks;
-
-/* ---- controllers ------------------------------------------------------------------------ */
-
-static const struct {
-	const char *v1; /* name in a v1 mount's options */
-	const char *v2; /* name in cgroup.controllers; NULL: no such controller on v2 */
-} ctrl_table[CG_CTRL_COUNT] = {
-	[CG_CORE] = { "cgroup", "cgroup" },
-	[CG_CPU] = { "cpu", "cpu" },
-	[CG_CPUACCT] = { "cpuacct", NULL },
-	[CG_CPUSET] = { "cpuset", "cpuset" },
-	[CG_MEMORY] = { "memory", "memory" },
-	[CG_DEVICES] = { "devices", NULL },
-	[CG_FREEZER] = { "freezer", NULL },
-	[CG_BLKIO] = { "blkio", "io" },
-	[CG_PIDS] = { "pids", "pids" },
-	[CG_HUGETLB] = { "hugetlb", "hugetlb" },
-	[CG_NET_CLS] = { "net_cls", NULL },
-	[CG_NET_PRIO] = { "net_prio", NULL },
-	[CG_RDMA] = { "rdma", "rdma" },
-	[CG_MISC] = { "misc", "misc" },
-	[CG_PERF_EVENT] = { "perf_event", NULL },
-};
-
-const char *cg_ctrl_name(enum cg_ctrl c, bool v2)
-{
-	return v2 && ctrl_table[c].v2 ? ctrl_table[c].v2 : ctrl_table[c].v1;
-}
-
-static int ctrl_lookup(const char *name, size_t len, bool v2)
-{
-	int c;
-
-	for (c = CG_CPU; c < CG_CTRL_COUNT; c++) {
-		const char *n = v2 ? ctrl_table[c].v2 : ctrl_table[c].v1;
-
-		if (n != NULL && strlen(n) == len && strncmp(n, name, len) == 0)
-			return c;
-	}
-	return -1;
-}
-
-int cg_ctrl_from_v2_name(const char *name, size_t len)
-{
-	return ctrl_lookup(name, len, true);
-}
-
-bool cg_ctrl_has_v2(enum cg_ctrl c)
-{
-	return ctrl_table[c].v2 != NULL;
-}
-
-/* "rw,cpu,cpuacct" (v1 super options, sep ',') or "cpu io memory" (cgroup.controllers). */
-static uint32_t ctrl_mask(const char *list, const char *seps, bool v2)
-{
-	uint32_t mask = 0;
-	const char *p = list;
-
-	while (*p) {
-		size_t len = strcspn(p, seps);
-		int c = ctrl_lookup(p, len, v2);
-
-		if (c >= 0)
-			mask |= CG_BIT(c);
-		p += len;
-		p += strspn(p, seps);
-	}
-	return mask;
-}
-
 /* ---- small I/O helpers ------------------------------------------------------------------- */
-
-static char *xstrndup(const char *s, size_t n)
-{
-	char *p = strndup(s, n);
-
-	if (p == NULL)
-		abort();
-	return p;
-}
 
 void cg_sleep_ms(unsigned ms)
 {
@@ -181,391 +96,6 @@ int cg_list_subdirs(int fd, const char *dir, char ***ret, size_t *ret_n, moat_er
 	return 0;
 }
 
-/* ---- where cgroupfs is, and what is mounted there ----------------------------------------- */
-
-void moat_cgroup_set_fsroot(const char *fsroot)
-{
-	free(fsroot_override);
-	fsroot_override = NULL;
-	if (fsroot != NULL) {
-		size_t len = strlen(fsroot);
-
-		while (len > 1 && fsroot[len - 1] == '/')
-			len--;
-		fsroot_override = xstrndup(fsroot, len);
-	}
-}
-
-void moat_cgroup_set_mountinfo(const char *path)
-{
-	free(mountinfo_override);
-	mountinfo_override = path != NULL ? xstrdup(path) : NULL;
-}
-
-void moat_cgroup_set_test_hooks(const struct moat_cgroup_test_hooks *hooks)
-{
-	cg_hooks = hooks;
-}
-
-static const char *fsroot(void)
-{
-	return fsroot_override != NULL ? fsroot_override : DEFAULT_FSROOT;
-}
-
-const char *moat_cgroup_layout_name(enum moat_cgroup_layout layout)
-{
-	switch (layout) {
-	case MOAT_CGROUP_V1:
-		return "v1";
-	case MOAT_CGROUP_V2:
-		return "v2";
-	case MOAT_CGROUP_HYBRID:
-		return "hybrid";
-	}
-	return "unknown";
-}
-
-static bool at_or_below(const char *path, const char *root)
-{
-	size_t len = strlen(root);
-
-	if (strcmp(root, "/") == 0)
-		return true;
-	return strncmp(path, root, len) == 0 && (path[len] == '\0' || path[len] == '/');
-}
-
-static void hier_clear(struct cg_hier *h)
-{
-	if (h->fd >= 0)
-		close(h->fd);
-	free(h->mnt);
-	free(h->dir);
-	memset(h, 0, sizeof(*h));
-	h->fd = -1;
-}
-
-static void hier_add(struct moat_cgroup *cg, const char *mnt, bool v2, uint32_t ctrls)
-{
-	struct cg_hier *h;
-
-	cg->h = xrealloc(cg->h, (cg->n + 1) * sizeof(*cg->h));
-	h = &cg->h[cg->n++];
-	memset(h, 0, sizeof(*h));
-	h->mnt = xstrdup(mnt);
-	h->v2 = v2;
-	h->ctrls = ctrls;
-	h->fd = -1;
-}
-
-static int read_v2_controllers(struct cg_hier *h, moat_error *err)
-{
-	_cleanup_close_ int fd = open(h->mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_free_ char *list = NULL;
-
-	if (fd < 0)
-		return moat_error_set(err, errno, "open '%s'", h->mnt);
-	if (cg_read_at(fd, h->mnt, "cgroup.controllers", &list, err) < 0)
-		return moat_error_ret(err);
-	h->ctrls = ctrl_mask(list, " \n", true);
-	return 0;
-}
-
-struct scan {
-	char **devs; /* hierarchies seen: a bind mount of one counts once */
-	size_t ndevs;
-	char *v2_mnt;
-};
-
-static bool scan_seen(struct scan *s, const char *dev)
-{
-	size_t i;
-
-	for (i = 0; i < s->ndevs; i++)
-		if (strcmp(s->devs[i], dev) == 0)
-			return true;
-	strv_push(&s->devs, &s->ndevs, dev);
-	return false;
-}
-
-static void scan_line(struct moat_cgroup *cg, struct scan *s, char *line)
-{
-	struct moat_mountinfo e;
-
-	if (!moat_mountinfo_parse(line, &e) || !at_or_below(e.mnt, fsroot()))
-		return;
-	if (strcmp(e.fstype, "cgroup2") == 0) {
-		/* one cgroup2 hierarchy; the one at the fs root wins over e.g. <root>/unified */
-		if (s->v2_mnt == NULL || strcmp(e.mnt, fsroot()) == 0) {
-			free(s->v2_mnt);
-			s->v2_mnt = xstrdup(e.mnt);
-		}
-		return;
-	}
-	if (strcmp(e.fstype, "cgroup") == 0 && !scan_seen(s, e.dev))
-		hier_add(cg, e.mnt, false, ctrl_mask(e.super, ",", false));
-}
-
-static void scan_layout(struct moat_cgroup *cg, struct scan *s)
-{
-	if (s->v2_mnt != NULL && (strcmp(s->v2_mnt, fsroot()) == 0 || cg->n == 0)) {
-		while (cg->n > 0)
-			hier_clear(&cg->h[--cg->n]);
-		cg->layout = MOAT_CGROUP_V2;
-	} else {
-		cg->layout = s->v2_mnt != NULL ? MOAT_CGROUP_HYBRID : MOAT_CGROUP_V1;
-	}
-	if (s->v2_mnt != NULL)
-		hier_add(cg, s->v2_mnt, true, 0);
-}
-
-/* Fill cg->h with the hierarchies under the fs root, the unified one last. */
-static int scan_mounts(struct moat_cgroup *cg, moat_error *err)
-{
-	const char *path = mountinfo_override != NULL ? mountinfo_override : DEFAULT_MOUNTINFO;
-	_cleanup_free_ char *data = NULL;
-	struct scan s = { NULL, 0, NULL };
-	char *line, *save = NULL;
-	int r = 0;
-
-	if (read_file_at(AT_FDCWD, path, CG_MAX_FILE, &data, NULL, err) < 0)
-		return moat_error_prefix(err, "detect cgroups");
-	for (line = strtok_r(data, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save))
-		scan_line(cg, &s, line);
-	scan_layout(cg, &s);
-	if (cg->n == 0)
-		r = moat_error_msg(err, ENOENT, "detect cgroups: nothing mounted at or below '%s'",
-				   fsroot());
-	else if (cg->h[cg->n - 1].v2)
-		r = read_v2_controllers(&cg->h[cg->n - 1], err);
-	strv_free_n(s.devs, s.ndevs);
-	free(s.v2_mnt);
-	return r;
-}
-
-int moat_cgroup_detect(enum moat_cgroup_layout *ret, moat_error *err)
-{
-	struct moat_cgroup cg = { 0 };
-	int r = scan_mounts(&cg, err);
-
-	if (r == 0)
-		*ret = cg.layout;
-	while (cg.n > 0)
-		hier_clear(&cg.h[--cg.n]);
-	free(cg.h);
-	return r;
-}
-
-struct cg_hier *cg_hier_for(struct moat_cgroup *cg, enum cg_ctrl c, bool v2)
-{
-	size_t i;
-
-	if (v2)
-		return cg_unified(cg);
-	for (i = 0; i < cg->n; i++)
-		if (!cg->h[i].v2 && (cg->h[i].ctrls & CG_BIT(c)))
-			return &cg->h[i];
-	return NULL;
-}
-
-struct cg_hier *cg_unified(struct moat_cgroup *cg)
-{
-	return cg->n > 0 && cg->h[cg->n - 1].v2 ? &cg->h[cg->n - 1] : NULL;
-}
-
-/* ---- paths ------------------------------------------------------------------------------ */
-
-static int check_component(const char *c, size_t len, const char *whole, moat_error *err)
-{
-	size_t i;
-
-	if ((len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
-		return moat_error_msg(err, EINVAL, "'%.*s' is not allowed in '%s'", (int)len, c,
-				      whole);
-	if (len > NAME_MAX)
-		return moat_error_msg(err, EINVAL, "a component of '%s' is longer than %d bytes",
-				      whole, NAME_MAX);
-	for (i = 0; i < len; i++)
-		if ((unsigned char)c[i] < 0x20 || c[i] == 0x7f)
-			return moat_error_msg(err, EINVAL, "control character in '%s'", whole);
-	return 0;
-}
-
-/* "/a//b/" -> "/a/b"; refuses ".", "..", control characters and the root itself. */
-static int normalize_path(const char *in, char **ret, moat_error *err)
-{
-	_cleanup_free_ char *out = xmalloc(strlen(in) + 2);
-	const char *p = in;
-	size_t n = 0;
-
-	if (*p != '/')
-		return moat_error_msg(err, EINVAL, "'%s' is not an absolute path", in);
-	while (*p) {
-		size_t len;
-
-		p += strspn(p, "/");
-		len = strcspn(p, "/");
-		if (len == 0)
-			break;
-		if (check_component(p, len, in, err) < 0)
-			return moat_error_ret(err);
-		out[n++] = '/';
-		memcpy(out + n, p, len);
-		n += len;
-		p += len;
-	}
-	if (n == 0)
-		return moat_error_msg(err, EINVAL,
-				      "'%s' is the root cgroup, not one for a container", in);
-	out[n] = '\0';
-	*ret = TAKE_PTR(out);
-	return 0;
-}
-
-static int check_id(const char *id, moat_error *err)
-{
-	if (id == NULL || *id == '\0' || strchr(id, '/') != NULL ||
-	    check_component(id, strlen(id), id, err) < 0)
-		return moat_error_msg(err, EINVAL, "container id '%s' cannot name a cgroup",
-				      id ? id : "(null)");
-	return 0;
-}
-
-/* "a-b-c.slice" -> "/a.slice/a-b.slice/a-b-c.slice"; "-.slice" -> "" (the root). */
-static int expand_slice(const char *slice, char **ret, moat_error *err)
-{
-	size_t len = strlen(slice), base, i;
-	_cleanup_free_ char *out = NULL;
-
-	if (len < 6 || strcmp(slice + len - 6, ".slice") != 0)
-		return moat_error_msg(err, EINVAL, "'%s' is not a slice (name.slice)", slice);
-	base = len - 6;
-	if (base == 1 && slice[0] == '-') {
-		*ret = xstrdup("");
-		return 0;
-	}
-	if (strchr(slice, '/') != NULL || slice[0] == '-' || slice[base - 1] == '-' ||
-	    strstr(slice, "--") != NULL)
-		return moat_error_msg(err, EINVAL, "'%s' is not a valid slice name", slice);
-	out = xstrdup("");
-	for (i = 0; i <= base; i++) {
-		char *next;
-
-		if (i < base && slice[i] != '-')
-			continue;
-		next = xasprintf("%s/%.*s.slice", out, (int)i, slice);
-		free(out);
-		out = next;
-	}
-	*ret = TAKE_PTR(out);
-	return 0;
-}
-
-/* "slice:prefix:name" -> "<slice path>/<prefix>-<name>.scope" */
-static int resolve_systemd(const char *spec, const char *id, char **ret, moat_error *err)
-{
-	_cleanup_free_ char *dflt = NULL, *copy = NULL, *slice_path = NULL, *unit = NULL;
-	_cleanup_free_ char *raw = NULL;
-	char *slice, *prefix, *name;
-
-	if (spec == NULL || *spec == '\0') {
-		if (check_id(id, err) < 0)
-			return moat_error_ret(err);
-		spec = dflt = xasprintf("%s:moat:%s", DEFAULT_SLICE, id);
-	}
-	copy = xstrdup(spec);
-	slice = copy;
-	prefix = strchr(slice, ':');
-	name = prefix ? strchr(prefix + 1, ':') : NULL;
-	if (name == NULL || strchr(name + 1, ':') != NULL || name[1] == '\0')
-		return moat_error_msg(
-			err, EINVAL,
-			"expected \"slice:prefix:name\" with systemd cgroups, got '%s'", spec);
-	*prefix++ = '\0';
-	*name++ = '\0';
-	if (strchr(prefix, '/') != NULL || strchr(name, '/') != NULL)
-		return moat_error_msg(err, EINVAL, "'/' in '%s'", spec);
-	if (expand_slice(*slice ? slice : DEFAULT_SLICE, &slice_path, err) < 0)
-		return moat_error_ret(err);
-	if (strlen(name) > 6 && strcmp(name + strlen(name) - 6, ".slice") == 0)
-		unit = xstrdup(name);
-	else if (*prefix)
-		unit = xasprintf("%s-%s.scope", prefix, name);
-	else
-		unit = xasprintf("%s.scope", name);
-	raw = xasprintf("%s/%s", slice_path, unit);
-	return normalize_path(raw, ret, err);
-}
-
-int moat_cgroup_resolve_path(const char *cgroups_path, const char *id, bool systemd,
-			     char **ret_path, moat_error *err)
-{
-	_cleanup_free_ char *raw = NULL;
-	int r;
-
-	if (systemd)
-		r = resolve_systemd(cgroups_path, id, ret_path, err);
-	else if (cgroups_path != NULL && cgroups_path[0] == '/')
-		r = normalize_path(cgroups_path, ret_path, err);
-	else if (cgroups_path != NULL && cgroups_path[0] != '\0')
-		r = normalize_path(raw = xasprintf("/%s/%s", CG_DEFAULT_PARENT, cgroups_path),
-				   ret_path, err);
-	else if ((r = check_id(id, err)) == 0)
-		r = normalize_path(raw = xasprintf("/%s/%s", CG_DEFAULT_PARENT, id), ret_path, err);
-	if (r < 0)
-		return moat_error_prefix(err, "linux.cgroupsPath");
-	return 0;
-}
-
-size_t cg_path_levels(const char *path)
-{
-	size_t n = 0;
-
-	for (; *path; path++)
-		if (*path == '/')
-			n++;
-	return n;
-}
-
-/* The first n components of a normalized path, relative: "a/b"; "." for none. */
-static char *path_prefix(const char *path, size_t n)
-{
-	const char *p = path;
-
-	if (n == 0)
-		return xstrdup(".");
-	while (n-- > 0)
-		p = strchrnul(p + 1, '/');
-	return xstrndup(path + 1, (size_t)(p - path - 1));
-}
-
-/* Component i (0-based) of a normalized path. */
-static char *path_component(const char *path, size_t i)
-{
-	const char *p = path + 1;
-
-	while (i-- > 0)
-		p = strchr(p, '/') + 1;
-	return xstrndup(p, strcspn(p, "/"));
-}
-
-/* The directory of level n (its first n components) of path in h; *ret_dir names it. */
-int cg_open_level(const struct cg_hier *h, const char *path, size_t n, char **ret_dir,
-		  moat_error *err)
-{
-	_cleanup_free_ char *rel = path_prefix(path, n);
-	int fd = openat(AT_FDCWD, h->mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int lfd;
-
-	if (fd < 0)
-		return moat_error_set(err, errno, "open '%s'", h->mnt);
-	lfd = openat(fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(fd);
-	if (lfd < 0)
-		return moat_error_set(err, errno, "open '%s/%s'", h->mnt, rel);
-	if (ret_dir != NULL)
-		*ret_dir = n == 0 ? xstrdup(h->mnt) : xasprintf("%s/%s", h->mnt, rel);
-	return lfd;
-}
 
 /* ---- making, opening and removing the directories ----------------------------------------- */
 
@@ -590,7 +120,7 @@ static int hier_walk(struct moat_cgroup *cg, struct cg_hier *h, bool make, moat_
 	if (fd < 0)
 		return moat_error_set(err, errno, "open '%s'", h->mnt);
 	for (i = 0; i < levels; i++) {
-		_cleanup_free_ char *name = path_component(cg->path, i);
+		_cleanup_free_ char *name = cg_path_component(cg->path, i);
 		_cleanup_free_ char *sub = xasprintf("%s/%s", dir, name);
 		bool made = false;
 		int nfd;
@@ -673,7 +203,7 @@ static void hier_unmake(struct moat_cgroup *cg, struct cg_hier *h)
 	pfd = cg_open_level(h, cg->path, first, &pdir, &ignored);
 	if (pfd < 0)
 		return;
-	name = path_component(cg->path, first);
+	name = cg_path_component(cg->path, first);
 	dir = xasprintf("%s/%s", pdir, name);
 	remove_cgroup(pfd, name, dir, 0, &ignored);
 	h->made = 0;
@@ -682,7 +212,7 @@ static void hier_unmake(struct moat_cgroup *cg, struct cg_hier *h)
 static int hier_remove(struct moat_cgroup *cg, struct cg_hier *h, moat_error *err)
 {
 	size_t levels = cg_path_levels(cg->path);
-	_cleanup_free_ char *name = path_component(cg->path, levels - 1), *pdir = NULL;
+	_cleanup_free_ char *name = cg_path_component(cg->path, levels - 1), *pdir = NULL;
 	_cleanup_close_ int pfd = -1;
 
 	pfd = cg_open_level(h, cg->path, levels - 1, &pdir, err);
@@ -701,28 +231,20 @@ static int hier_remove(struct moat_cgroup *cg, struct cg_hier *h, moat_error *er
 
 static int cg_setup(const char *path, struct moat_cgroup **ret, moat_error *err)
 {
-	struct moat_cgroup *cg = xcalloc(1, sizeof(*cg));
+	_cleanup_(moat_cgroup_freep) struct moat_cgroup *cg = xcalloc(1, sizeof(*cg));
 	size_t i;
 
-	if (path == NULL) {
-		moat_cgroup_free(cg);
+	if (path == NULL)
 		return moat_error_msg(err, EINVAL, "no cgroup path");
-	}
-	if (normalize_path(path, &cg->path, err) < 0) {
-		moat_cgroup_free(cg);
+	if (cg_normalize_path(path, &cg->path, err) < 0)
 		return moat_error_prefix(err, "cgroup path");
-	}
-	if (strcmp(cg->path, path) != 0) {
-		moat_cgroup_free(cg);
+	if (strcmp(cg->path, path) != 0)
 		return moat_error_msg(err, EINVAL, "cgroup path '%s' is not normalized", path);
-	}
-	if (scan_mounts(cg, err) < 0) {
-		moat_cgroup_free(cg);
+	if (cg_scan_mounts(cg, err) < 0)
 		return moat_error_ret(err);
-	}
 	for (i = 0; i < cg->n; i++)
 		cg->h[i].dir = xasprintf("%s%s", cg->h[i].mnt, cg->path);
-	*ret = cg;
+	*ret = TAKE_PTR(cg);
 	return 0;
 }
 
@@ -864,7 +386,7 @@ void moat_cgroup_free(struct moat_cgroup *cg)
 	if (cg == NULL)
 		return;
 	while (cg->n > 0)
-		hier_clear(&cg->h[--cg->n]);
+		cg_hier_clear(&cg->h[--cg->n]);
 	free(cg->h);
 	free(cg->path);
 	oci_string_map_free(cg->applied);
