@@ -804,6 +804,25 @@ ran"
 		'^moat: warning: linux\.seccomp\.syscalls\[0\]: skipped "no_such_call", "another_fake": '
 }
 
+# Issue 15: exec compiled the same profile (from the cache) and then cleared the error value
+# its warnings were in, so a process added by exec got the filter without the word.
+@test "moat exec repeats create's warning about the profile, under the same filter" {
+	make_bundle
+	with_filter '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["no_such_call",
+		"mkdir"], "action": "SCMP_ACT_ERRNO", "errnoRet": 18}]}'
+	cfg_args sleep 300
+	run_moat run --detach --bundle "$BUNDLE" --pid-file "$(pid_file)" "$CID"
+	assert_success
+	assert_regex "$stderr" '^moat: warning: linux\.seccomp\.syscalls\[0\]: skipped "no_such_call": '
+	run_moat exec "$CID" sh -c 'mkdir /tmp/d 2>&1; echo ran'
+	assert_success
+	assert_output "mkdir: can't create directory '/tmp/d': Invalid cross-device link
+ran"
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "${stderr_lines[0]}" \
+		'^moat: warning: linux\.seccomp\.syscalls\[0\]: skipped "no_such_call": '
+}
+
 # Docker's and Podman's profiles allow syscalls of other architectures by name; skipping
 # those stops nothing the filter would have let through.
 @test "an unknown name in an allow rule is skipped without a warning" {
