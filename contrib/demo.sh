@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # moat's demo: on a fresh Debian 12 machine, as root, install what moat needs,
 # build it, and run a hardened container from a busybox root filesystem.
 #

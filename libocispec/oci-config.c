@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* oci-config: field tables and value checks for the OCI runtime-spec config.json.
  * One table per JSON object, rows in the order the spec documents them (the generator
  * emits that order). Cross-field rules live in the small validate functions below. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* oci-config: typed C structs for the OCI runtime-spec config.json (1.0 to 1.2, every
  * Linux field, plus the Linux fields later specs added: execCPUAffinity, memoryPolicy,
  * netDevices, intelRdt.schemata/enableMonitoring). Solaris, Windows, VM and z/OS sections

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* oci-features: field tables for the runtime-spec features document. */
 #include "oci-features.h"
 

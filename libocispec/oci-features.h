@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* oci-features: the runtime-spec features document (features.md, `moat features`).
  * Storage rules as in ocijson.h. Every `enabled` is tri-state: absent means unknown.
  * Lists are not checked against the spec's enumerations: a runtime may report values

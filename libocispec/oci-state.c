@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* oci-state: field table for the OCI state. "paused" is not in the spec's list but runc
  * and crun report it for frozen containers, and engines expect it. */
 #include "oci-state.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* oci-state: the OCI runtime-spec state (runtime.md "State"), as printed by `moat state`.
  * Storage rules as in ocijson.h. */
 #ifndef OCI_STATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ocijson: C structs to JSON text with yajl_gen, present members in table order, refusing
  * what parsing would refuse (see ocijson.h); and clone, a generate and a parse.
  */

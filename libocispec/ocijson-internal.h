@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ocijson's own seam: what its three files share, not part of the API (ocijson.h is).
  *
  *   ocijson.c        the value tree (string maps, free, merge), and what the other two

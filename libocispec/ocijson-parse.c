@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ocijson: JSON text to C structs, in two passes (see ocijson.h for the rules).
  *
  * A streaming yajl pass checks syntax, UTF-8, "\u0000" and the nesting depth without

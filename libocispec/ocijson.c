@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ocijson: the value tree (string maps, free, merge) and what parsing and generating share:
  * JSON paths, errors that name them, allowed-value checks. ocijson-parse.c reads JSON text
  * into the structs, ocijson-gen.c writes them out; ocijson-internal.h is the seam.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ocijson: a table-driven JSON <-> C struct engine on yajl.
  *
  * Each JSON object is a C struct described by a `struct ocijson_type`: its size and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat create: build a container and stop it before the user process. */
 #include <errno.h>
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat delete: remove a stopped container (any container with --force). */
 #include <getopt.h>
 #include <stdio.h>

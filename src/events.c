@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat events: a container's resource statistics and OOM kills, as `runc events` prints them:
  * one JSON object per line. With --stats one statistics object; without, one right away and one
  * every --interval, and an "oom" object for each OOM kill, until the container stops. */

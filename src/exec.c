@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat exec: run another process in a running container. */
 #include <errno.h>
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat features: what this moat supports, as the runtime-spec features document. */
 #include <getopt.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat kill: signal a container's init, or every process with --all. */
 #include <getopt.h>
 #include <signal.h>

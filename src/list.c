@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat list: the containers under --root, as a table, JSON or IDs. */
 #include <getopt.h>
 #include <pwd.h>

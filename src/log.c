@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat command layer: the one place that prints diagnostics. */
 #include "log.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: an OCI runtime, hardened by default. Entry point: global options
  * and dispatch to one file per subcommand. */
 #include "moat.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat command layer: global options and the subcommand table. */
 #ifndef MOAT_MOAT_H
 #define MOAT_MOAT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat pause / moat resume: freeze and thaw every process of a container. */
 #include <getopt.h>
 #include <stdio.h>

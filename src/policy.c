@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat policy: print the effective policy, or explain what it makes of a bundle's config
  * without running anything. */
 #include <getopt.h>

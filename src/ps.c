@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat ps: the processes of a container, as a JSON list of host pids (what containerd's shim
  * reads) or as the table of ps(1) restricted to them. */
 #include <errno.h>

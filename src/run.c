@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat run: create and start a container, by default in the foreground. */
 #include <stdlib.h>
 

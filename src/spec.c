@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat spec: write the hardened default config.json. */
 #include <fcntl.h>
 #include <getopt.h>

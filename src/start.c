@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat start: let a created container run its user process. */
 #include <getopt.h>
 #include <stdio.h>

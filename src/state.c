@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat state: print a container's state as JSON. */
 #include <getopt.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat update: change the resources of a running container, from OCI LinuxResources JSON
  * (--resources FILE, or - for stdin, which is how containerd sends it) or from flags. */
 #include <errno.h>

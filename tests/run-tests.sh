@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # moat's single test runner; `make check` calls it.
 #
 # Runs every cmocka unit test binary named in UNIT_TESTS (paths relative to

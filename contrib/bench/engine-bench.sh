@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # End-to-end `run --rm IMAGE true` through real engines, with moat, crun and
 # runc as the engine's runtime, interleaved, and each median with moat's ratio
 # to the others.
@@ -24,7 +25,7 @@ while getopts "n:m:e:h" opt; do
 	n) n=$OPTARG ;;
 	m) moat=$OPTARG ;;
 	e) engines=$OPTARG ;;
-	*) sed -n '2,16p' "$0"; exit 2 ;;
+	*) sed -n '3,17p' "$0"; exit 2 ;;
 	esac
 done
 if [ -z "${MOAT_BENCH_INNER:-}" ]; then

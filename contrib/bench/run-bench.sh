@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Time N sequential `run` of /bin/true in one busybox bundle for moat, crun
 # and runc (each when installed), interleaved so that every runtime sees the
 # same machine state, and print the median per run and moat's ratio to each.
@@ -19,7 +20,7 @@ while getopts "n:m:h" opt; do
 	case $opt in
 	n) n=$OPTARG ;;
 	m) moat=$OPTARG ;;
-	*) sed -n '2,13p' "$0"; exit 2 ;;
+	*) sed -n '3,14p' "$0"; exit 2 ;;
 	esac
 done
 

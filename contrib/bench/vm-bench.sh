@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What moat's microVM mode costs on top of the VM itself.
 #
 #   contrib/bench/vm-bench.sh [-n N] [-m MOAT_BINARY] [-d VM_DIR] [-a tcg|kvm]
@@ -26,7 +27,7 @@ while getopts "n:m:d:a:h" opt; do
 	m) moat=$OPTARG ;;
 	d) vmdir=$OPTARG ;;
 	a) accel=$OPTARG ;;
-	*) sed -n '2,16p' "$0"; exit 2 ;;
+	*) sed -n '3,17p' "$0"; exit 2 ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || { echo "vm-bench: must run as root" >&2; exit 1; }

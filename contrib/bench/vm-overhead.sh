@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What one idle microVM costs the host, for a RuntimeClass's `overhead`
 # (contrib/engines/kubernetes/runtimeclass.yaml).
 #
@@ -24,7 +25,7 @@ while getopts "n:m:d:a:h" opt; do
 	m) moat=$OPTARG ;;
 	d) vmdir=$OPTARG ;;
 	a) accel=$OPTARG ;;
-	*) sed -n '2,14p' "$0"; exit 2 ;;
+	*) sed -n '3,15p' "$0"; exit 2 ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || { echo "vm-overhead: must run as root" >&2; exit 1; }

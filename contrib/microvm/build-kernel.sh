@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Build moat's microVM guest kernel from Debian's linux-source-6.1 package.
 #
 #   build-kernel.sh --out DIR [--jobs N]

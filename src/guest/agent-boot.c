@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat agent: from boot to READY, and the way out.
  *
  * Everything that depends on the guest's own root (the kernel command line,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat agent: the container inside the guest.
  *
  * The workload runs in namespaces of its own, as it would in container mode: always a mount

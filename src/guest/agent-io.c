@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat agent: the port and the processes' stdio.
  *
  * Frames for the host queue in a->out and are written as the port takes

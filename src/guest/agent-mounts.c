@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat agent: the guest's own mounts at boot, and the container's rootfs.
  *
  * For START, in the workload's process before its execve, in the container's

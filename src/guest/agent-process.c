@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat agent: make a process as its spec says, up to execve.
  *
  * The parent allocates the stdio (a pty, or three pipes) and makes the child inside the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat agent: PID 1 of the microVM. main, the one event loop, the host's
  * messages and the table of processes (see agent.h). */
 #include "agent.h"

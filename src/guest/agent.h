@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the guest agent, PID 1 of a moat microVM.
  *
  * It boots the guest's user space (devtmpfs, proc, sysfs), finds the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: write the microVM's initramfs, an uncompressed cpio archive in the
  * kernel's "newc" format, holding the guest agent as /init and the few
  * directories and the console node it needs.

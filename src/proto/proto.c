@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the host/guest wire protocol (see proto.h for the format).
  *
  * Every message and object is described by one table of fields; a single

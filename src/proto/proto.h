@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the wire protocol between the microVM supervisor (host) and the guest
  * agent (PID 1 in the guest), spoken over one virtio-serial port, `moat.0`.
  *

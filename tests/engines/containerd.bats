@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # containerd (Debian's containerd 1.6 with its runc v2 shim, driven by ctr)
 # with moat and moat-vm as the shim's runtime binary: `ctr run --runc-binary`
 # sets the shim's options.BinaryName, the field a runtime handler of

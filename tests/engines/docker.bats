@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Docker (Debian's docker.io: dockerd with its own containerd and the runc v2
 # shim) with moat and moat-vm registered as contrib/engines/docker/daemon.json
 # does it. dockerd runs with its data, exec root, socket and containerd

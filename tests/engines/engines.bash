@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Shared set-up for the engine tests: a real Podman, containerd or Docker from
 # Debian runs containers with moat and moat-vm. Every .bats file here does
 # `load engines` and gets:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Podman (Debian's podman, conmon) with moat and moat-vm as its runtimes, the
 # way contrib/engines/podman/containers.conf registers them. Podman's state,
 # storage and configuration live in this file's own directory; the image is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: agent-smoke, a developer's check of the guest agent in a real VM.
  *
  * It builds a busybox rootfs, boots QEMU's microvm with moat's kernel and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: libFuzzer entry point for the host/guest protocol decoder.
  *
  * The input's first byte picks the receiving side; the rest is a byte stream

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The policy's auto-userns rule: a config without a user namespace runs in one that moat
 # makes, mapping container ids 0..65535 to a range of host ids lent from a pool (no two live
 # containers share ids), with the rootfs and bind mounts idmapped so that the image's files

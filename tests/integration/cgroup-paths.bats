@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # linux.cgroupsPath: the default /moat/<id>, absolute and relative paths, and
 # the systemd slice:prefix:name form under --systemd-cgroup (mapped to the
 # path systemd would use; moat does not talk to systemd over D-Bus).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # linux.resources on real cgroups.
 #
 # Every field moat supports on this host is read back, while the container

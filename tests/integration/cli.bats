@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The command line itself: version, help, global options, error reporting.
 
 load helpers

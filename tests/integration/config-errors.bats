@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A bad bundle fails create and run with one line that names the field (its
 # JSON path) or the file, and leaves nothing behind.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Container ID rules: empty, ".", "..", anything with "/", control
 # characters and IDs longer than 255 bytes (a file name) are refused, and a
 # new container's ID may not start with "."; a duplicate ID is an error that

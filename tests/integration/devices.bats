@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The default /dev: the standard devices and links, working, and nothing
 # else from the host.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What engines' runtime clients (containerd's go-runc, Podman's conmon)
 # depend on beyond the OCI lifecycle: the words they look for in errors, the
 # idempotent clean-up commands, and flags they pass.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `moat events [--stats] [--interval DURATION] ID`: runc's events JSON, one
 # object a line: the statistics of the container's cgroup
 # ({"type":"stats","id":ID,"data":{...}}), and {"type":"oom","id":ID} for

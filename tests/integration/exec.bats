@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `moat exec`: another process in a running container, in every one of its
 # namespaces and its cgroup, with the container's process settings unless a
 # flag says otherwise; exit codes, --detach, --pid-file, --tty.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Shared setup for moat's integration tests. Every .bats file does
 # `load helpers` and gets:
 #

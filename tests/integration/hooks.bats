@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # OCI hooks (config.json "hooks"): each kind runs once at its point in the
 # lifecycle with the container's state on stdin; args, env, cwd, fds and
 # timeouts are as the spec and hooks.h say; failures of the hooks before the

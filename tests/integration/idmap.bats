@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Idmapped bind mounts: options idmap/ridmap and mounts[].uidMappings/gidMappings.
 # moat makes the mapped clone on the host side (the container's init has no
 # privilege over the host filesystem any more) and the init attaches it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `moat kill [--all] ID [SIGNAL]`: default SIGTERM, signal names with or
 # without SIG, numbers, and --all for every process of the container.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # create / start / state / delete, and the state reported at each step.
 
 load helpers

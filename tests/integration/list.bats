@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `moat list [--format table|json] [--quiet]`.
 
 load helpers

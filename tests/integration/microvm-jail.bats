@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The VMM's jail against a hostile workload (src/libmoat/vm/vm-jail.h). The workload controls
 # its rootfs and its volumes; nothing it puts there may reach the jail's own files (QEMU, its
 # libraries, the guest kernel and initramfs, /dev, the state directory). The VMM is always

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # microVM isolation (src/libmoat/vm/, src/guest/): the container's process runs under moat's
 # own guest kernel in QEMU's microvm machine, with QEMU jailed. Every test here uses the TCG
 # accelerator: these machines' /dev/kvm is a software nested KVM that cannot run a guest

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The default filesystem view: read-only root, writable tmpfs /tmp, proc and
 # sys, masked and read-only paths, and nothing propagating to the host.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Namespaces: the default spec gives the container its own pid, network,
 # ipc, uts, mount, cgroup and user namespaces; a namespace given by path is
 # joined.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # pause and resume: the container's cgroup is frozen and thawed; `state`
 # reports "paused" in between; kill, delete and exec behave around it.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The policy (contrib/policy/README.md): each rule's refusal, allowing through the policy
 # file, relaxing through the annotation moat.policy.allow, the compat preset, the changes
 # shown by `moat state`, `moat policy explain` and `show`, and malformed policy files.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The default process has no capabilities in any set and no_new_privs set.
 
 load helpers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The process attributes runtime-spec 1.2 defines beyond user, capabilities
 # and rlimits: process.scheduler, process.ioPriority, process.execCPUAffinity,
 # linux.personality, linux.memoryPolicy, process.selinuxLabel and

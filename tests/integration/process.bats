@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # process.args, env, cwd, user (uid, gid, additionalGids) from config.json.
 
 load helpers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # moat ps: the container's processes, as containerd reads them (--format json)
 # and as a ps(1) table.
 

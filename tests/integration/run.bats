@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `moat run` in the foreground: stdio passes through, the exit status is the
 # container's, and the run flags (--no-pivot, --preserve-fds,
 # --no-new-keyring, --pid-file) do what they say.

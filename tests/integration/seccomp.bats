@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # linux.seccomp: every action, every operator, defaultErrnoRet, architectures,
 # flags, unknown names, the refusals, SCMP_ACT_NOTIFY with a listener, moat's
 # default profile (contrib/seccomp/default.json), and `moat exec`, which gets

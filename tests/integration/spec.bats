@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `moat spec`: writes a hardened default config.json, and what that default
 # says (the same defaults are checked inside a running container by
 # userns.bats, capabilities.bats, mounts.bats, devices.bats, namespaces.bats).

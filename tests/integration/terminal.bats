@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # process.terminal with --console-socket: moat sends the pty master over the
 # socket (SCM_RIGHTS) and the container's stdio is the pty.
 

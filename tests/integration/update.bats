@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # moat update: a running container's limits change, from flags or from OCI
 # LinuxResources JSON (a file or stdin, as containerd sends it), and the new
 # values are what the saved config and a second update build on.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The default user namespace: container root is an unprivileged host uid.
 
 load helpers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs last (files run in name order): after the whole suite, nothing the
 # tests created remains on the host.
 

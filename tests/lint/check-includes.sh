@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A file includes another folder's *-internal.h only by naming the folder
 # ("cgroup/cgroup-internal.h"): a bare name must be a header of the file's own folder.
 # Prints each offence as FILE:LINE: and exits 1 when there is one. .ci/run runs it.

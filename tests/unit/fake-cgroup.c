@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The fake cgroupfs of the cgroup unit tests (fake-cgroup.h). */
 #include "fake-cgroup.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The fake cgroupfs the cgroup unit tests run on (test-cgroup, test-cgroup-stats,
  * test-cgroup-devices): a temp directory holding a root that moat takes for /sys/fs/cgroup
  * (moat_cgroup_set_fsroot) and a mountinfo that mounts hierarchies in it, with the parts of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for linux.resources.devices on cgroup v2 (cgroup-v2-devices.c) and its wiring into
  * the cgroup module.
  *   - What the compiled program decides, table-driven: a small interpreter of the instructions

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for cgroup statistics and OOM notification: on fake v1, v2 and hybrid cgroupfs
  * trees, which file gives which value in which unit, what the JSON calls it, and what it leaves
  * out; the OOM watch on both sides. Then, as root on a host with v1 memory and pids

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for the cgroup module: path resolution, layout detection, and on fake v1, v2 and
  * hybrid cgroupfs trees exactly which files get which values, in which order, and which
  * fields a host without them refuses. Then, as root on a host with a v1 pids hierarchy, a real

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for the host/guest wire protocol (src/proto/proto.c).
  *   - Every message round-trips through the encoder and decoder, with every field set and with
  *     none of the optional ones; one frame is checked byte for byte to pin the format.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for libmoat's pure parts of the filesystem setup: the mount option table (every
  * option maps as the table says, data passes through, last option wins) and path resolution
  * inside a root (safe-path) against a temp tree full of hostile symlinks: absolute links to

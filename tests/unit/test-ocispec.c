@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for libocispec: parsing, validation errors with their JSON paths, limits,
  * and parse -> generate -> parse identity on every valid fixture.
  * Run with CMOCKA_MESSAGE_OUTPUT=TAP for TAP output. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for the policy (policy.c, policy-rules.c, policy-paths.c), without running a
  * container:
  *   - path resolution: symlinks followed, the missing tail folded lexically;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for the compiled-filter cache under the state root (seccomp-bpf.c): a profile
  * compiled once is read back the second time (no libseccomp filter behind it, same program,
  * same warnings), a damaged or foreign entry is a miss that gets rewritten, different

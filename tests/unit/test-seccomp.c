@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for linux.seccomp (seccomp.c) and moat's default profile.
  *   - Compiling: every refusal names its JSON path in one line; names libseccomp does not
  *     know are skipped with a warning; of two clashing rules libseccomp would keep one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for the microVM supervisor's pure parts: choosing the isolation, accelerator,
  * memory and vCPUs (vm-select.c); the guest's START message made from an OCI config
  * (vm-guest-spec.c); QEMU's command line (vm-launch.c).

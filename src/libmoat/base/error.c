@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: error values that carry a message chain. */
 #include "config.h"
 #include "error.h"

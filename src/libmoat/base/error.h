@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: error values that carry a message chain.
  *
  * Library functions return 0 or a negative errno and, on failure, fill a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: cleanup helpers for libocispec's types (oci-config.h, oci-state.h), kept on moat's
  * side so that libocispec does not depend on libmoat:
  *   _cleanup_(oci_config_freep) struct oci_config *cfg = NULL; */

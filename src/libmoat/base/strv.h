@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: lists of strings: arrays of char * that own their strings.
  *
  * strv_copy() and strv_push() keep a list NULL-terminated, so it can go to execve() or to

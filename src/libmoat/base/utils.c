@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: small helpers shared by every module. */
 #include "config.h"
 #include "utils.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: small helpers shared by every module: cleanup attributes, ownership
  * transfer, and file I/O that is bounded and atomic. */
 #ifndef MOAT_UTILS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: what cgroup.c, cgroup-resources.c, cgroup-v1.c, cgroup-v2.c and cgroup-v2-devices.c
  * share, and the seams the unit tests use. Not part of libmoat's interface. */
 #ifndef MOAT_CGROUP_INTERNAL_H

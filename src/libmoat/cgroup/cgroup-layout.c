@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: which cgroup hierarchies the host has and where: the controllers moat knows by name,
  * the scan of mountinfo below the cgroupfs root (v1, v2, hybrid), and the test seams that
  * point it at a fake cgroupfs. */

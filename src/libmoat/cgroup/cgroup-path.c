@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: a cgroup's path: cgroupsPath checked and normalized, the systemd "slice:prefix:name"
  * form expanded, and the directory of each level of it opened in a hierarchy. */
 #include "cgroup-internal.h"

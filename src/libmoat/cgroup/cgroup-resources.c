@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: linux.resources onto the container's cgroup. Answers "which writes does this
  * linux.resources make on this host, and are they all possible here?": the table of OCI fields
  * and their v1 and v2 files, the value conversions, the per-device lists (blockIO, hugepages,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the real-time CPU budget of cgroup v1's cpu controller (CONFIG_RT_GROUP_SCHED).
  * Answers "can the container's cgroup have the cpu.rt_runtime_us it asks for, and whose budget
  * does that come from?".

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: a container's resource statistics, and notice of its OOM kills. Answers "what has the
  * container used, and has the kernel killed anything in it for lack of memory?" for `moat
  * events`. Which file gives which value is the tables below: one row per file or key, v1 rows

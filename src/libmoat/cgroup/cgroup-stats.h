@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: a container's resource statistics, read from its cgroup, and notice of OOM kills.
  *
  * moat_cgroup_stats() reads each controller on the side of the host's layout that holds it (the

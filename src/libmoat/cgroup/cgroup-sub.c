@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: exec --cgroup, placing a process in sub-cgroups of its container's cgroup. */
 #include "cgroup-sub.h"
 

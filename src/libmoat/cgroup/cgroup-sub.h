@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: exec --cgroup: a process placed in sub-cgroups of its container's cgroup, with
  * runc's syntax. Each argument is
  *   PATH                        the sub-cgroup PATH in every hierarchy, or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: what only cgroup v1 needs. New levels of cpuset and memory hierarchies made usable,
  * device rules for the devices controller, the order of memory and memory+swap limits, and
  * the freezer. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the cgroup v2 device filter. Answers "which eBPF program enforces these device rules,
  * and how does it replace the one before?": the rules checked and compiled into a
  * BPF_PROG_TYPE_CGROUP_DEVICE program (the layout and what it decides are described in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: linux.resources.devices where there is no v1 devices controller. cgroup v2 has no
  * devices files; the kernel asks the BPF_PROG_TYPE_CGROUP_DEVICE programs attached to the
  * cgroup (and to its ancestors: every one must allow) whenever a process in it opens or

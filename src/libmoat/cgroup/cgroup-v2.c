@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: what only cgroup v2 needs. The value conversions engines agree on, the
  * linux.resources.unified map, enabling controllers down the tree, cgroup.freeze and
  * cgroup.kill. Used on pure v2 hosts and for the unified hierarchy of hybrid ones. */

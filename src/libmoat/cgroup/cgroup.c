@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the container's cgroup. Answers "how is the container's cgroup made, entered, frozen,
  * killed and removed?": the hierarchy walk and the lifecycle (create, open, processes, freeze,
  * kill, destroy). Which hierarchies the host has is cgroup-layout.c's, what a cgroupsPath names

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the container's cgroup, on cgroup v1, v2 and hybrid hosts, through one interface.
  *
  * A struct moat_cgroup is the container's cgroup in every hierarchy of the host's layout: each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: what is done to a container through its cgroup: pause, resume, its processes, and
  * changing its resources while it runs. */
 #include "container.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: what the container*.c files share. Not part of libmoat's interface. */
 #ifndef MOAT_CONTAINER_INTERNAL_H
 #define MOAT_CONTAINER_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the rest of the lifecycle: start, run, kill, delete, state, list. */
 #include "container.h"
 

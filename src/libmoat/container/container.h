@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the container lifecycle: create, start, run, kill, delete, state,
  * list. The command layer calls these and prints; nothing here prints. */
 #ifndef MOAT_CONTAINER_H

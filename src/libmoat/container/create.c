@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: building a container, from the parent's side. `create` ends with
  * the container init blocked on the exec fifo, everything else in place. */
 #include "container.h"

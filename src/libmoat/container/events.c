@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: a container's events: its statistics every interval and its OOM kills, until it stops.
  * The caller prints them (src/events.c prints runc's JSON). */
 #include "events.h"

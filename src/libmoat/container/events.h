@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: a container's events, as `moat events` reports them: its resource statistics (once, or
  * every interval) and each OOM kill in its cgroup, until the container stops. The library
  * watches and waits; the caller is handed one struct moat_event at a time and prints it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: OCI hooks (config.json "hooks"): the programs the runtime runs at
  * fixed points of a container's lifecycle.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the hardened default config that `moat spec` writes.
  *
  * Unlike runc's and crun's defaults: empty capability sets, no_new_privs, a read-only

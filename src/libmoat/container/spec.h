@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the hardened default config that `moat spec` writes. */
 #ifndef MOAT_SPEC_H
 #define MOAT_SPEC_H

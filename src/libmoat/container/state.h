@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: where a container's state lives and what status it is in.
  *
  * Each container owns <root>/<id>/ (mode 0700) holding state.json (this

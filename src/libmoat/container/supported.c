@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the features document: built from the same tables the runtime uses, so it cannot
  * claim what moat does not do. */
 #include "supported.h"

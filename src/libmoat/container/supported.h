@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: what this moat supports, as the runtime-spec's features document (`moat features`). */
 #ifndef MOAT_SUPPORTED_H
 #define MOAT_SUPPORTED_H

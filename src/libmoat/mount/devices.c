@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: device nodes in the container (see devices.h). */
 #include "devices.h"
 

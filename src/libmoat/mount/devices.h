@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: device nodes in the container.
  *
  * Every container gets the default devices (the table in devices.c) plus linux.devices; an

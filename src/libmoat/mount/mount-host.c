@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: bind sources opened with the host's credentials (see mount-host.h). */
 #include "mount-host.h"
 

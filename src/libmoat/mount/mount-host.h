@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: bind sources opened with the host's credentials.
  *
  * Phase 1 (rootfs.h) runs in the container's user namespace: the init's capabilities are the

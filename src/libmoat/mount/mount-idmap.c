@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: idmapped bind mounts, made on the host side (see mount-idmap.h). */
 #include "mount-idmap.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: idmapped bind mounts (mounts[].options idmap/ridmap, mounts[].uidMappings/gidMappings).
  *
  * Making a mount idmapped needs privilege over the source filesystem's owner (the host's user

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: mount options, one table row per option name.
  *
  * Sources: mount(8), mount_setattr(2) and the runtime-spec's list of Linux mount options.

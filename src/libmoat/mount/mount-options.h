@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the options of an OCI mount (mounts[].options), parsed by one table.
  *
  * Every name the runtime-spec and mount(8) define is a row in mount-options.c;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: making mounts on file descriptors (see mount.h).
  *
  * The first half is the mechanism (bind, new filesystem, attributes, propagation; new mount API

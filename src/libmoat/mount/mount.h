@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: making mounts on file descriptors.
  *
  * The new mount API is the way: fsopen/fsconfig/fsmount for a new filesystem, open_tree

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: reading /proc/<pid>/mountinfo (see mountinfo.h). */
 #include "mountinfo.h"
 

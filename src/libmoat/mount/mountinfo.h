@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: reading /proc/<pid>/mountinfo, one line at a time. */
 #ifndef MOAT_MOUNTINFO_H
 #define MOAT_MOUNTINFO_H

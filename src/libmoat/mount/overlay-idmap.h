@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: an engine's overlay rootfs, stacked again on idmapped layers.
  *
  * Podman, containerd and Docker hand the runtime an overlay mount as the rootfs. An overlay

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the container's filesystem view, in two phases (see rootfs.h). */
 #include "rootfs.h"
 

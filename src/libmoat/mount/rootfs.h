@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the container's filesystem view, built in two phases.
  *
  * The caller (container init) runs in the container's new mount namespace, usually inside a

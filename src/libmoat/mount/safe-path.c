@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: resolving paths inside the container root by fd (see safe-path.h). */
 #include "safe-path.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: paths inside a container's root, resolved through file descriptors.
  *
  * Every path the config names inside the rootfs (mount destinations, devices, masked and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the namespaces a config asks for. */
 #include "namespaces.h"
 

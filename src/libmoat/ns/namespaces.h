@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the namespaces a config asks for: which to create, which to join
  * by path, and in what order. */
 #ifndef MOAT_NAMESPACES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the auto-userns pool (see userns-pool.h). */
 #include "userns-pool.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the auto-userns pool, host id ranges handed to containers that the policy puts in a
  * user namespace of moat's making (policy rule auto-userns).
  *

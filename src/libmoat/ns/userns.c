@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: user namespace id maps. */
 #include "userns.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: what policy.c (the file and its presets), policy-rules.c (the rules) and
  * policy-paths.c (which host paths a bind may use) share. */
 #ifndef MOAT_POLICY_INTERNAL_H

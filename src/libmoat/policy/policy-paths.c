@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: which host paths a bind mount may use (the deny-host-mounts rule).
  *
  * A bind source is judged by where it really is on the host: every symlink resolved. The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the policy's rules, applied to a config.
  *
  * One function per rule, in rule order. Each walks the config and calls refuse() for what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the policy file, its presets and the effective policy.
  *
  * The file (contrib/policy/README.md has the full description):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the policy, the one place that decides what a config may do.
  *
  * A policy is a set of rules, each on or off (contrib/policy/README.md documents them and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: Linux capabilities: names from the config, and applying the five
  * sets to the process that is about to exec. */
 #ifndef MOAT_CAPS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: running another process in an existing container.
  *
  * Same two-step shape as create: a helper joins the container's namespaces

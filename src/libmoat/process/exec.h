@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: running another process in an existing container (`moat exec`). */
 #ifndef MOAT_EXEC_H
 #define MOAT_EXEC_H

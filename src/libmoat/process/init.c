@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the processes that become the container. */
 #include "init.h"
 #include "vm-jail.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the processes that become the container. Stage 1 joins and creates
  * namespaces; stage 2 (the container init, PID 1 of a new PID namespace)
  * builds the root filesystem and the process, then waits on the exec fifo. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: scheduler, I/O priority, CPU affinity, personality, memory policy and
  * the LSM exec labels of the container process.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the process attributes runtime-spec 1.2 defines beyond identity and
  * limits: process.scheduler, process.ioPriority, process.execCPUAffinity,
  * process.selinuxLabel, process.apparmorProfile, linux.personality and

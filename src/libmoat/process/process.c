@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the container's process, from a finished root to execve. */
 #include "process.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the container's process: everything between a finished root
  * filesystem and execve of the user program. */
 #ifndef MOAT_PROCESS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: re-execute moat from a sealed memfd copy of its own binary, so that
  * no process that enters a container runs from the host file
  * (CVE-2019-5736). See sealed-exe.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: run from a sealed, anonymous copy of moat's own binary.
  *
  * CVE-2019-5736: a container process reached the runtime's binary through

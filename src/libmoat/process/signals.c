@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: signal names and numbers, as `kill` accepts them. */
 #include "signals.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: signal names and numbers, as `kill` accepts them. */
 #ifndef MOAT_SIGNALS_H
 #define MOAT_SIGNALS_H

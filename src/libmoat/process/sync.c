@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the parent/child messages used while a container is built. */
 #include "sync.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the messages moat and the processes it forks exchange while a
  * container is built. One SOCK_SEQPACKET socket pair; every message is one
  * fixed-size record, so a read never sees half a message. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: process.terminal: the container's pty, and relaying it to the
  * caller's terminal when `run` stays in the foreground. */
 #ifndef MOAT_TERMINAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the compiled seccomp program. libseccomp generates it once, when the profile is
  * prepared; moat loads it with seccomp(2) itself, and keeps it under the state root keyed by
  * the profile, so that the next container with the same profile skips libseccomp entirely.

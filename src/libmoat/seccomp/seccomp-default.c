@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the default seccomp profile, contrib/seccomp/default.json, built into the binary
  * as the NUL-terminated string moat_seccomp_default_profile (syscall-filter.c serves it).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: what syscall-filter.c (compiling a profile) and seccomp-bpf.c (the compiled program:
  * loading it, caching it) share. */
 #ifndef MOAT_SYSCALL_FILTER_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: linux.seccomp, compiled with libseccomp (syscall-filter.h says how the profile is read). */
 #include "syscall-filter-internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: linux.seccomp, compiled with libseccomp and loaded into the container's process.
  *
  * Two steps, so a bad profile fails `create` on the host and the container only loads:

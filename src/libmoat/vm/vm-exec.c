@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: `moat exec` into a microVM (vm-exec.h). */
 #include "vm-exec.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: `moat exec` into a microVM.
  *
  * The guest's processes have no host pid and no host namespaces to join, so exec asks the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: what the guest agent is told to do (vm-guest-spec.h). */
 #include "vm-guest-spec.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: what the guest agent is told to do, made from the OCI config on the host.
  *
  * The agent has no JSON parser and no libseccomp: moat resolves everything first. The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the VMM's jail (vm-jail.h). */
 #include "vm-jail.h"
 

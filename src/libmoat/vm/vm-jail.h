@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the VMM's jail: where QEMU runs in microVM mode.
  *
  * In microVM mode the container is still built by moat's own machinery (namespaces,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: starting the VMM, QEMU's microvm machine, for one container.
  *
  * The guest boots moat's kernel with moat's agent as PID 1 in the initramfs. The container's

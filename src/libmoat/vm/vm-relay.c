@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the supervisor's conversation with the guest agent (vm-relay.h). */
 #include "vm-relay.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the supervisor's conversation with the guest agent (src/proto/proto.h).
  *
  * Once QEMU runs, the supervisor (the container's init in microVM mode) relays between the

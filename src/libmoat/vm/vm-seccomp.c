@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the VMM's seccomp filter (vm-seccomp.h). */
 #include "vm-seccomp.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the seccomp filter of the VMM's side of a microVM: the supervisor and QEMU.
  *
  * The init loads it as the jail's linux.seccomp before it becomes the supervisor, so QEMU

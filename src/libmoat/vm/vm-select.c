@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: which isolation a container gets, and whether this host can give it (vm-select.h). */
 #include "vm-select.h"
 

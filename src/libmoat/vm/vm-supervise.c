@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the supervisor the container init becomes in microVM mode (vm-supervise.h). */
 #include "vm-supervise.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: the supervisor, what the container init becomes in microVM mode.
  *
  * Built inside the VMM's jail (vm-jail.h), the init starts QEMU there with moat's guest kernel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* console-receiver SOCKET READY: a receiver for --console-socket. Listen on SOCKET, create
  * READY, accept one connection, take the fd passed with SCM_RIGHTS, say whether it is a
  * terminal ("received a-terminal" or "received not-a-terminal"), then copy what the pty says

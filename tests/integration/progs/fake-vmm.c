@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fake-vmm: what an attacker would put where the jail looks for QEMU. Run, it records that it
  * ran (and its seccomp state) in /rootfs/fake-vmm-ran, the container's rootfs in the jail,
  * and exits. It must never run. */

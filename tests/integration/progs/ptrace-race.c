@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ptrace-race [SECONDS]: run in a container with CAP_SYS_PTRACE and ptrace allowed; for
  * SECONDS (default 60), attach to every new process that shows up in /proc and report what
  * it was running when the attach succeeded: "attached PID EXE". moat's exec helper shows as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rename-swap DIR A B: exchange the names A and B in DIR (renameat2 RENAME_EXCHANGE) over
  * and over, until killed. */
 #define _GNU_SOURCE

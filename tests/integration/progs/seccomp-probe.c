@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* seccomp-probe PID: read the seccomp filters of process PID (PTRACE_SECCOMP_GET_FILTER,
  * as root), load them into a child of our own, oldest first, and try there the calls a VMM
  * must not make. One line per call: "NAME: allowed", "NAME: errno N" or "NAME: killed by
