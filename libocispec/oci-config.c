@@ -16,6 +16,7 @@ static const char *const namespace_types[] = {
 static const char *const device_types[] = { "c", "b", "u", "p", NULL };
 static const char *const device_cgroup_types[] = { "a", "b", "c", NULL };
 /* the spec names the first four; runc and crun also take the recursive spellings */
+/* clang-format off */
 static const char *const propagations[] = {
 	"private", "shared", "slave", "unbindable",
 	"rprivate", "rshared", "rslave", "runbindable", NULL,
@@ -68,6 +69,7 @@ static const char *const mpol_modes[] = {
 static const char *const mpol_flags[] = {
 	"MPOL_F_NUMA_BALANCING", "MPOL_F_RELATIVE_NODES", "MPOL_F_STATIC_NODES", NULL,
 };
+/* clang-format on */
 
 /* ---- cross-field checks -------------------------------------------------------------- */
 
@@ -78,13 +80,14 @@ static int validate_process(const void *obj, const struct ocijson_where *w, char
 
 	if (p->oom_score_adj_present && (p->oom_score_adj < -1000 || p->oom_score_adj > 1000))
 		return ocijson_fail(w, "oomScoreAdj", ret_err, "%d outside -1000..1000",
-				    (int) p->oom_score_adj);
+				    (int)p->oom_score_adj);
 	for (size_t i = 0; i < p->rlimits_len; i++) {
 		for (size_t j = 0; j < i; j++) {
 			if (strcmp(p->rlimits[i]->type, p->rlimits[j]->type) != 0)
 				continue;
 			snprintf(sub, sizeof(sub), "rlimits[%zu].type", i);
-			return ocijson_fail(w, sub, ret_err, "duplicate rlimit %s (also rlimits[%zu])",
+			return ocijson_fail(w, sub, ret_err,
+					    "duplicate rlimit %s (also rlimits[%zu])",
 					    p->rlimits[i]->type, j);
 		}
 	}
@@ -96,7 +99,7 @@ static int validate_io_priority(const void *obj, const struct ocijson_where *w, 
 	const struct oci_io_priority *io = obj;
 
 	if (io->priority_present && (io->priority < 0 || io->priority > 7))
-		return ocijson_fail(w, "priority", ret_err, "%d outside 0..7", (int) io->priority);
+		return ocijson_fail(w, "priority", ret_err, "%d outside 0..7", (int)io->priority);
 	return 0;
 }
 
@@ -106,7 +109,7 @@ static int validate_hook(const void *obj, const struct ocijson_where *w, char **
 
 	if (h->timeout_present && h->timeout <= 0)
 		return ocijson_fail(w, "timeout", ret_err, "must be greater than zero, got %d",
-				    (int) h->timeout);
+				    (int)h->timeout);
 	return 0;
 }
 
@@ -123,14 +126,14 @@ static int validate_device(const void *obj, const struct ocijson_where *w, char 
 	return 0;
 }
 
-static int validate_device_cgroup(const void *obj, const struct ocijson_where *w,
-				  char **ret_err)
+static int validate_device_cgroup(const void *obj, const struct ocijson_where *w, char **ret_err)
 {
 	const struct oci_device_cgroup *d = obj;
 
 	if (d->access != NULL && d->access[strspn(d->access, "rwm")] != '\0')
 		return ocijson_fail(w, "access", ret_err,
-				    "invalid value \"%s\" (expected letters from \"rwm\")", d->access);
+				    "invalid value \"%s\" (expected letters from \"rwm\")",
+				    d->access);
 	return 0;
 }
 
@@ -205,8 +208,7 @@ static const struct ocijson_field scheduler_fields[] = {
 	OCIJSON_U64_OPT(T, "deadline", deadline),
 	OCIJSON_U64_OPT(T, "period", period),
 };
-const struct ocijson_type oci_scheduler_type =
-	OCIJSON_TYPE("scheduler", T, scheduler_fields, NULL);
+const struct ocijson_type oci_scheduler_type = OCIJSON_TYPE("scheduler", T, scheduler_fields, NULL);
 #undef T
 
 #define T struct oci_io_priority
@@ -230,8 +232,8 @@ const struct ocijson_type oci_cpu_affinity_type =
 #define T struct oci_process
 static const struct ocijson_field process_fields[] = {
 	OCIJSON_BOOL_OPT(T, "terminal", terminal),
-	OCIJSON_OBJ(T, "consoleSize", console_size, struct oci_console_size,
-		    &oci_console_size_type, 0),
+	OCIJSON_OBJ(T, "consoleSize", console_size, struct oci_console_size, &oci_console_size_type,
+		    0),
 	OCIJSON_OBJ(T, "user", user, struct oci_user, &oci_user_type, OCIJSON_REQUIRED),
 	OCIJSON_STR_ARRAY(T, "args", args, 0),
 	OCIJSON_STR(T, "commandLine", command_line, 0),
@@ -245,8 +247,7 @@ static const struct ocijson_field process_fields[] = {
 	OCIJSON_I32_OPT(T, "oomScoreAdj", oom_score_adj),
 	OCIJSON_OBJ(T, "scheduler", scheduler, struct oci_scheduler, &oci_scheduler_type, 0),
 	OCIJSON_STR(T, "selinuxLabel", selinux_label, 0),
-	OCIJSON_OBJ(T, "ioPriority", io_priority, struct oci_io_priority,
-		    &oci_io_priority_type, 0),
+	OCIJSON_OBJ(T, "ioPriority", io_priority, struct oci_io_priority, &oci_io_priority_type, 0),
 	OCIJSON_OBJ(T, "execCPUAffinity", exec_cpu_affinity, struct oci_cpu_affinity,
 		    &oci_cpu_affinity_type, 0),
 };
@@ -319,8 +320,7 @@ static const struct ocijson_field namespace_fields[] = {
 	OCIJSON_ENUM(T, "type", type, namespace_types, OCIJSON_REQUIRED),
 	OCIJSON_STR(T, "path", path, 0),
 };
-const struct ocijson_type oci_namespace_type =
-	OCIJSON_TYPE("namespace", T, namespace_fields, NULL);
+const struct ocijson_type oci_namespace_type = OCIJSON_TYPE("namespace", T, namespace_fields, NULL);
 #undef T
 
 #define T struct oci_time_offset
@@ -360,10 +360,8 @@ const struct ocijson_type oci_net_device_type =
 
 #define T struct oci_device_cgroup
 static const struct ocijson_field device_cgroup_fields[] = {
-	OCIJSON_BOOL_REQ(T, "allow", allow),
-	OCIJSON_ENUM(T, "type", type, device_cgroup_types, 0),
-	OCIJSON_I64_OPT(T, "major", major),
-	OCIJSON_I64_OPT(T, "minor", minor),
+	OCIJSON_BOOL_REQ(T, "allow", allow), OCIJSON_ENUM(T, "type", type, device_cgroup_types, 0),
+	OCIJSON_I64_OPT(T, "major", major),  OCIJSON_I64_OPT(T, "minor", minor),
 	OCIJSON_STR(T, "access", access, 0),
 };
 const struct ocijson_type oci_device_cgroup_type =
@@ -483,8 +481,8 @@ const struct ocijson_type oci_rdma_type = OCIJSON_TYPE("rdma", T, rdma_fields, N
 
 #define T struct oci_resources
 static const struct ocijson_field resources_fields[] = {
-	OCIJSON_OBJ_ARRAY(T, "devices", devices, struct oci_device_cgroup,
-			  &oci_device_cgroup_type, 0),
+	OCIJSON_OBJ_ARRAY(T, "devices", devices, struct oci_device_cgroup, &oci_device_cgroup_type,
+			  0),
 	OCIJSON_OBJ(T, "memory", memory, struct oci_memory, &oci_memory_type, 0),
 	OCIJSON_OBJ(T, "cpu", cpu, struct oci_cpu, &oci_cpu_type, 0),
 	OCIJSON_OBJ(T, "pids", pids, struct oci_pids, &oci_pids_type, 0),
@@ -495,8 +493,7 @@ static const struct ocijson_field resources_fields[] = {
 	OCIJSON_OBJ_MAP(T, "rdma", rdma, struct oci_rdma, &oci_rdma_type, 0),
 	OCIJSON_STR_MAP(T, "unified", unified, 0),
 };
-const struct ocijson_type oci_resources_type =
-	OCIJSON_TYPE("resources", T, resources_fields, NULL);
+const struct ocijson_type oci_resources_type = OCIJSON_TYPE("resources", T, resources_fields, NULL);
 #undef T
 
 /* ---- linux: intelRdt, seccomp, personality, memoryPolicy ------------------------------- */
@@ -511,8 +508,7 @@ static const struct ocijson_field intel_rdt_fields[] = {
 	OCIJSON_BOOL_OPT(T, "enableCMT", enable_cmt),
 	OCIJSON_BOOL_OPT(T, "enableMBM", enable_mbm),
 };
-const struct ocijson_type oci_intel_rdt_type =
-	OCIJSON_TYPE("intelRdt", T, intel_rdt_fields, NULL);
+const struct ocijson_type oci_intel_rdt_type = OCIJSON_TYPE("intelRdt", T, intel_rdt_fields, NULL);
 #undef T
 
 #define T struct oci_syscall_arg
@@ -572,8 +568,8 @@ const struct ocijson_type oci_memory_policy_type =
 
 #define T struct oci_linux
 static const struct ocijson_field linux_fields[] = {
-	OCIJSON_OBJ_ARRAY(T, "namespaces", namespaces, struct oci_namespace,
-			  &oci_namespace_type, 0),
+	OCIJSON_OBJ_ARRAY(T, "namespaces", namespaces, struct oci_namespace, &oci_namespace_type,
+			  0),
 	OCIJSON_OBJ_ARRAY(T, "uidMappings", uid_mappings, struct oci_id_mapping,
 			  &oci_id_mapping_type, 0),
 	OCIJSON_OBJ_ARRAY(T, "gidMappings", gid_mappings, struct oci_id_mapping,
@@ -581,8 +577,8 @@ static const struct ocijson_field linux_fields[] = {
 	OCIJSON_OBJ_MAP(T, "timeOffsets", time_offsets, struct oci_time_offset,
 			&oci_time_offset_type, 0),
 	OCIJSON_OBJ_ARRAY(T, "devices", devices, struct oci_device, &oci_device_type, 0),
-	OCIJSON_OBJ_MAP(T, "netDevices", net_devices, struct oci_net_device,
-			&oci_net_device_type, 0),
+	OCIJSON_OBJ_MAP(T, "netDevices", net_devices, struct oci_net_device, &oci_net_device_type,
+			0),
 	OCIJSON_STR(T, "cgroupsPath", cgroups_path, 0),
 	OCIJSON_OBJ(T, "resources", resources, struct oci_resources, &oci_resources_type, 0),
 	OCIJSON_OBJ(T, "intelRdt", intel_rdt, struct oci_intel_rdt, &oci_intel_rdt_type, 0),
@@ -592,8 +588,8 @@ static const struct ocijson_field linux_fields[] = {
 	OCIJSON_STR_ARRAY(T, "maskedPaths", masked_paths, 0),
 	OCIJSON_STR_ARRAY(T, "readonlyPaths", readonly_paths, 0),
 	OCIJSON_STR(T, "mountLabel", mount_label, 0),
-	OCIJSON_OBJ(T, "personality", personality, struct oci_personality,
-		    &oci_personality_type, 0),
+	OCIJSON_OBJ(T, "personality", personality, struct oci_personality, &oci_personality_type,
+		    0),
 	OCIJSON_OBJ(T, "memoryPolicy", memory_policy, struct oci_memory_policy,
 		    &oci_memory_policy_type, 0),
 };

@@ -4,10 +4,8 @@
 
 #define T struct oci_features_cgroup
 static const struct ocijson_field cgroup_fields[] = {
-	OCIJSON_BOOL_OPT(T, "v1", v1),
-	OCIJSON_BOOL_OPT(T, "v2", v2),
-	OCIJSON_BOOL_OPT(T, "systemd", systemd),
-	OCIJSON_BOOL_OPT(T, "systemdUser", systemd_user),
+	OCIJSON_BOOL_OPT(T, "v1", v1),           OCIJSON_BOOL_OPT(T, "v2", v2),
+	OCIJSON_BOOL_OPT(T, "systemd", systemd), OCIJSON_BOOL_OPT(T, "systemdUser", systemd_user),
 	OCIJSON_BOOL_OPT(T, "rdma", rdma),
 };
 const struct ocijson_type oci_features_cgroup_type =
@@ -50,8 +48,8 @@ static const struct ocijson_field linux_fields[] = {
 	OCIJSON_STR_ARRAY(T, "namespaces", namespaces, 0),
 	OCIJSON_STR_ARRAY(T, "capabilities", capabilities, 0),
 	OCIJSON_OBJ(T, "cgroup", cgroup, struct oci_features_cgroup, &oci_features_cgroup_type, 0),
-	OCIJSON_OBJ(T, "seccomp", seccomp, struct oci_features_seccomp,
-		    &oci_features_seccomp_type, 0),
+	OCIJSON_OBJ(T, "seccomp", seccomp, struct oci_features_seccomp, &oci_features_seccomp_type,
+		    0),
 	ENABLED("apparmor", apparmor),
 	ENABLED("selinux", selinux),
 	ENABLED("intelRdt", intel_rdt),
@@ -74,8 +72,7 @@ static const struct ocijson_field features_fields[] = {
 	OCIJSON_STR_ARRAY(T, "potentiallyUnsafeConfigAnnotations",
 			  potentially_unsafe_config_annotations, 0),
 };
-const struct ocijson_type oci_features_type =
-	OCIJSON_TYPE("features", T, features_fields, NULL);
+const struct ocijson_type oci_features_type = OCIJSON_TYPE("features", T, features_fields, NULL);
 #undef T
 
 OCIJSON_DEFINE_API(oci_features, struct oci_features, oci_features_type)

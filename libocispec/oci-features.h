@@ -22,7 +22,7 @@ struct oci_features_cgroup {
 	bool v2_present;
 	bool systemd;
 	bool systemd_present;
-	bool systemd_user;              /* systemdUser */
+	bool systemd_user; /* systemdUser */
 	bool systemd_user_present;
 	bool rdma;
 	bool rdma_present;
@@ -67,8 +67,8 @@ struct oci_features_linux {
 };
 
 struct oci_features {
-	char *oci_version_min;          /* required */
-	char *oci_version_max;          /* required */
+	char *oci_version_min; /* required */
+	char *oci_version_max; /* required */
 	char **hooks;
 	size_t hooks_len;
 	char **mount_options;

@@ -10,12 +10,13 @@ static const char *const statuses[] = {
 static int validate_state(const void *obj, const struct ocijson_where *w, char **ret_err)
 {
 	const struct oci_state *s = obj;
-	bool alive = ocijson_in_list(s->status, (const char *const[]) { "created", "running", NULL });
+	bool alive =
+		ocijson_in_list(s->status, (const char *const[]){ "created", "running", NULL });
 
 	if (alive && !s->pid_present)
 		return ocijson_fail(w, "pid", ret_err, "required when status is %s", s->status);
 	if (s->pid_present && s->pid < 0)
-		return ocijson_fail(w, "pid", ret_err, "must not be negative, got %d", (int) s->pid);
+		return ocijson_fail(w, "pid", ret_err, "must not be negative, got %d", (int)s->pid);
 	return 0;
 }
 

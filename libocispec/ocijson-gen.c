@@ -14,8 +14,7 @@
 
 /* ---- generate ------------------------------------------------------------------------ */
 
-static int gen_object(struct ctx *c, yajl_gen g, const struct ocijson_type *type,
-		      const void *obj);
+static int gen_object(struct ctx *c, yajl_gen g, const struct ocijson_type *type, const void *obj);
 
 static int gen_check(struct ctx *c, yajl_gen_status st)
 {
@@ -23,7 +22,7 @@ static int gen_check(struct ctx *c, yajl_gen_status st)
 		return 0;
 	if (st == yajl_gen_invalid_string)
 		return ocijson_ctx_fail(c, -EINVAL, "invalid UTF-8 in string");
-	return ocijson_ctx_fail(c, -EINVAL, "JSON generator error %d", (int) st);
+	return ocijson_ctx_fail(c, -EINVAL, "JSON generator error %d", (int)st);
 }
 
 static int gen_string(struct ctx *c, yajl_gen g, const char *s, const char *const *values)
@@ -33,30 +32,24 @@ static int gen_string(struct ctx *c, yajl_gen g, const char *s, const char *cons
 	int r = ocijson_check_enum(c, s, values);
 	if (r < 0)
 		return r;
-	return gen_check(c, yajl_gen_string(g, (const unsigned char *) s, strlen(s)));
+	return gen_check(c, yajl_gen_string(g, (const unsigned char *)s, strlen(s)));
 }
 
-static int gen_scalar(struct ctx *c, yajl_gen g, enum ocijson_kind kind,
-		      const char *const *values, const void *src)
+static int gen_scalar(struct ctx *c, yajl_gen g, enum ocijson_kind kind, const char *const *values,
+		      const void *src)
 {
 	char buf[32];
 
 	switch (kind) {
-	case OCIJSON_STRING:
-		return gen_string(c, g, *(char *const *) src, values);
-	case OCIJSON_BOOL:
-		return gen_check(c, yajl_gen_bool(g, *(const bool *) src));
-	case OCIJSON_INT32:
-		return gen_check(c, yajl_gen_integer(g, *(const int32_t *) src));
-	case OCIJSON_INT64:
-		return gen_check(c, yajl_gen_integer(g, *(const int64_t *) src));
-	case OCIJSON_UINT16:
-		return gen_check(c, yajl_gen_integer(g, *(const uint16_t *) src));
-	case OCIJSON_UINT32:
-		return gen_check(c, yajl_gen_integer(g, *(const uint32_t *) src));
+	case OCIJSON_STRING: return gen_string(c, g, *(char *const *)src, values);
+	case OCIJSON_BOOL: return gen_check(c, yajl_gen_bool(g, *(const bool *)src));
+	case OCIJSON_INT32: return gen_check(c, yajl_gen_integer(g, *(const int32_t *)src));
+	case OCIJSON_INT64: return gen_check(c, yajl_gen_integer(g, *(const int64_t *)src));
+	case OCIJSON_UINT16: return gen_check(c, yajl_gen_integer(g, *(const uint16_t *)src));
+	case OCIJSON_UINT32: return gen_check(c, yajl_gen_integer(g, *(const uint32_t *)src));
 	default:
 		/* yajl_gen_integer takes long long: format uint64 ourselves */
-		snprintf(buf, sizeof(buf), "%" PRIu64, *(const uint64_t *) src);
+		snprintf(buf, sizeof(buf), "%" PRIu64, *(const uint64_t *)src);
 		return gen_check(c, yajl_gen_number(g, buf, strlen(buf)));
 	}
 }
@@ -71,8 +64,8 @@ static int gen_sub_object(struct ctx *c, yajl_gen g, const struct ocijson_type *
 
 static int gen_array(struct ctx *c, yajl_gen g, const struct ocijson_field *f, const void *obj)
 {
-	const char *arr = *(const char *const *) FIELD_CPTR(obj, f->offset);
-	size_t n = *(const size_t *) FIELD_CPTR(obj, f->len_offset);
+	const char *arr = *(const char *const *)FIELD_CPTR(obj, f->offset);
+	size_t n = *(const size_t *)FIELD_CPTR(obj, f->len_offset);
 	size_t size = ocijson_elem_size(f->elem);
 	int r = gen_check(c, yajl_gen_array_open(g));
 
@@ -80,7 +73,7 @@ static int gen_array(struct ctx *c, yajl_gen g, const struct ocijson_field *f, c
 		size_t mark = ocijson_path_push_index(&c->path, i);
 		const void *src = arr + i * size;
 		if (f->elem == OCIJSON_OBJECT)
-			r = gen_sub_object(c, g, f->sub, *(const void *const *) src);
+			r = gen_sub_object(c, g, f->sub, *(const void *const *)src);
 		else
 			r = gen_scalar(c, g, f->elem, f->values, src);
 		if (r == 0)
@@ -105,18 +98,17 @@ static int gen_string_map(struct ctx *c, yajl_gen g, const struct oci_string_map
 	return r < 0 ? r : gen_check(c, yajl_gen_map_close(g));
 }
 
-static int gen_object_map(struct ctx *c, yajl_gen g, const struct ocijson_field *f,
-			  const void *obj)
+static int gen_object_map(struct ctx *c, yajl_gen g, const struct ocijson_field *f, const void *obj)
 {
-	const void *const *arr = *(const void *const *const *) FIELD_CPTR(obj, f->offset);
-	size_t n = *(const size_t *) FIELD_CPTR(obj, f->len_offset);
+	const void *const *arr = *(const void *const *const *)FIELD_CPTR(obj, f->offset);
+	size_t n = *(const size_t *)FIELD_CPTR(obj, f->len_offset);
 	const struct ocijson_field *kf = ocijson_key_field(f->sub);
 	int r = gen_check(c, yajl_gen_map_open(g));
 
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		if (arr[i] == NULL || kf == NULL)
 			return ocijson_ctx_fail(c, -EINVAL, "NULL entry or key in map");
-		const char *key = *(const char *const *) FIELD_CPTR(arr[i], kf->offset);
+		const char *key = *(const char *const *)FIELD_CPTR(arr[i], kf->offset);
 		r = gen_string(c, g, key, kf->values);
 		if (r < 0)
 			return r;
@@ -135,13 +127,11 @@ static bool field_present(const struct ocijson_field *f, const void *obj)
 	case OCIJSON_OBJECT:
 	case OCIJSON_ARRAY:
 	case OCIJSON_STRING_MAP:
-	case OCIJSON_OBJECT_MAP:
-		return *(const void *const *) FIELD_CPTR(obj, f->offset) != NULL;
-	case OCIJSON_KEY:
-		return false;
+	case OCIJSON_OBJECT_MAP: return *(const void *const *)FIELD_CPTR(obj, f->offset) != NULL;
+	case OCIJSON_KEY: return false;
 	default:
 		return f->present_offset == OCIJSON_NO_OFFSET ||
-		       *(const bool *) FIELD_CPTR(obj, f->present_offset);
+		       *(const bool *)FIELD_CPTR(obj, f->present_offset);
 	}
 }
 
@@ -150,21 +140,16 @@ static int gen_field(struct ctx *c, yajl_gen g, const struct ocijson_field *f, c
 	const void *src = FIELD_CPTR(obj, f->offset);
 
 	switch (f->kind) {
-	case OCIJSON_OBJECT:
-		return gen_object(c, g, f->sub, *(const void *const *) src);
-	case OCIJSON_ARRAY:
-		return gen_array(c, g, f, obj);
+	case OCIJSON_OBJECT: return gen_object(c, g, f->sub, *(const void *const *)src);
+	case OCIJSON_ARRAY: return gen_array(c, g, f, obj);
 	case OCIJSON_STRING_MAP:
-		return gen_string_map(c, g, *(const struct oci_string_map *const *) src);
-	case OCIJSON_OBJECT_MAP:
-		return gen_object_map(c, g, f, obj);
-	default:
-		return gen_scalar(c, g, f->kind, f->values, src);
+		return gen_string_map(c, g, *(const struct oci_string_map *const *)src);
+	case OCIJSON_OBJECT_MAP: return gen_object_map(c, g, f, obj);
+	default: return gen_scalar(c, g, f->kind, f->values, src);
 	}
 }
 
-static int gen_members(struct ctx *c, yajl_gen g, const struct ocijson_type *type,
-		       const void *obj)
+static int gen_members(struct ctx *c, yajl_gen g, const struct ocijson_type *type, const void *obj)
 {
 	for (size_t i = 0; i < type->n_fields; i++) {
 		const struct ocijson_field *f = &type->fields[i];
@@ -176,8 +161,8 @@ static int gen_members(struct ctx *c, yajl_gen g, const struct ocijson_type *typ
 		size_t mark = ocijson_path_push_key(&c->path, f->name);
 		if (!present)
 			return ocijson_ctx_fail(c, -EINVAL, "required field missing");
-		int r = gen_check(c, yajl_gen_string(g, (const unsigned char *) f->name,
-						     strlen(f->name)));
+		int r = gen_check(
+			c, yajl_gen_string(g, (const unsigned char *)f->name, strlen(f->name)));
 		if (r == 0)
 			r = gen_field(c, g, f, obj);
 		if (r < 0)
@@ -189,8 +174,7 @@ static int gen_members(struct ctx *c, yajl_gen g, const struct ocijson_type *typ
 
 /* The validate hook runs after the members, as when parsing: it may rely on required
  * members being set. */
-static int gen_object(struct ctx *c, yajl_gen g, const struct ocijson_type *type,
-		      const void *obj)
+static int gen_object(struct ctx *c, yajl_gen g, const struct ocijson_type *type, const void *obj)
 {
 	int r = gen_check(c, yajl_gen_map_open(g));
 
@@ -256,8 +240,8 @@ static size_t fold_empty_containers(char *buf, size_t len)
 	return out;
 }
 
-int ocijson_generate(const struct ocijson_type *type, const void *obj, bool pretty,
-		     char **ret_json, size_t *ret_len, char **ret_err)
+int ocijson_generate(const struct ocijson_type *type, const void *obj, bool pretty, char **ret_json,
+		     size_t *ret_len, char **ret_err)
 {
 	struct ctx c = { .source = type->name, .ret_err = ret_err };
 	const unsigned char *buf;
@@ -272,7 +256,7 @@ int ocijson_generate(const struct ocijson_type *type, const void *obj, bool pret
 	free(c.path.buf);
 	if (r == 0)
 		r = gen_check(&c, yajl_gen_get_buf(g, &buf, &len));
-	char *out = r == 0 ? strndup((const char *) buf, len) : NULL;
+	char *out = r == 0 ? strndup((const char *)buf, len) : NULL;
 	if (r == 0 && out == NULL)
 		r = ocijson_set_err(ret_err, -ENOMEM, OOM_MESSAGE);
 	if (r == 0 && pretty)

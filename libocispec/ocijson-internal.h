@@ -19,7 +19,7 @@
 
 static inline void ocijson_freep(void *p)
 {
-	free(*(void **) p);
+	free(*(void **)p);
 }
 #define _cleanup_free_ __attribute__((cleanup(ocijson_freep)))
 
@@ -32,8 +32,8 @@ static inline void *steal_ptr(void *pp)
 	return ret;
 }
 
-#define FIELD_PTR(obj, off) ((void *) ((char *) (obj) + (off)))
-#define FIELD_CPTR(obj, off) ((const void *) ((const char *) (obj) + (off)))
+#define FIELD_PTR(obj, off) ((void *)((char *)(obj) + (off)))
+#define FIELD_CPTR(obj, off) ((const void *)((const char *)(obj) + (off)))
 
 /* Sets *ret_err to a copy of msg (or leaves it NULL when even that fails) and returns err. */
 int ocijson_set_err(char **ret_err, int err, const char *msg);

@@ -31,7 +31,7 @@ static int scan_string(void *ctx, const unsigned char *s, size_t len)
 {
 	if (memchr(s, '\0', len) == NULL)
 		return 1;
-	((struct scan *) ctx)->nul_in_string = true;
+	((struct scan *)ctx)->nul_in_string = true;
 	return 0;
 }
 
@@ -48,7 +48,7 @@ static int scan_open(void *ctx)
 
 static int scan_close(void *ctx)
 {
-	((struct scan *) ctx)->depth--;
+	((struct scan *)ctx)->depth--;
 	return 1;
 }
 
@@ -76,7 +76,7 @@ static int scan_fail(yajl_handle h, const char *data, size_t offset, const char 
 		     char **ret_err)
 {
 	unsigned char *raw = yajl_get_error(h, 0, NULL, 0);
-	_cleanup_free_ char *msg = strdup(raw != NULL ? (char *) raw : "parse error");
+	_cleanup_free_ char *msg = strdup(raw != NULL ? (char *)raw : "parse error");
 
 	if (raw != NULL)
 		yajl_free_error(h, raw);
@@ -99,7 +99,7 @@ static int scan_syntax(const char *data, size_t len, const char *source, char **
 	if (h == NULL)
 		return ocijson_set_err(ret_err, -ENOMEM, OOM_MESSAGE);
 	size_t offset = len;
-	yajl_status st = yajl_parse(h, (const unsigned char *) data, len);
+	yajl_status st = yajl_parse(h, (const unsigned char *)data, len);
 	if (st == yajl_status_ok)
 		st = yajl_complete_parse(h);
 	else
@@ -138,34 +138,24 @@ static const char *kind_type_name(enum ocijson_kind kind)
 {
 	switch (kind) {
 	case OCIJSON_STRING:
-	case OCIJSON_KEY:
-		return "string";
-	case OCIJSON_BOOL:
-		return "boolean";
-	case OCIJSON_ARRAY:
-		return "array";
+	case OCIJSON_KEY: return "string";
+	case OCIJSON_BOOL: return "boolean";
+	case OCIJSON_ARRAY: return "array";
 	case OCIJSON_OBJECT:
 	case OCIJSON_STRING_MAP:
-	case OCIJSON_OBJECT_MAP:
-		return "object";
-	default:
-		return "integer";
+	case OCIJSON_OBJECT_MAP: return "object";
+	default: return "integer";
 	}
 }
 
 static const char *kind_c_name(enum ocijson_kind kind)
 {
 	switch (kind) {
-	case OCIJSON_INT32:
-		return "int32";
-	case OCIJSON_INT64:
-		return "int64";
-	case OCIJSON_UINT16:
-		return "uint16";
-	case OCIJSON_UINT32:
-		return "uint32";
-	default:
-		return "uint64";
+	case OCIJSON_INT32: return "int32";
+	case OCIJSON_INT64: return "int64";
+	case OCIJSON_UINT16: return "uint16";
+	case OCIJSON_UINT32: return "uint32";
+	default: return "uint64";
 	}
 }
 
@@ -197,19 +187,20 @@ static int parse_signed(struct ctx *c, const char *raw, enum ocijson_kind kind, 
 	if (kind == OCIJSON_INT32) {
 		if (bad || x < INT32_MIN || x > INT32_MAX)
 			return ocijson_ctx_fail(c, -EINVAL, "%s out of range for int32", raw);
-		*(int32_t *) dst = (int32_t) x;
+		*(int32_t *)dst = (int32_t)x;
 		return 0;
 	}
 	if (bad)
 		return ocijson_ctx_fail(c, -EINVAL, "%s out of range for int64", raw);
-	*(int64_t *) dst = (int64_t) x;
+	*(int64_t *)dst = (int64_t)x;
 	return 0;
 }
 
 static int parse_unsigned(struct ctx *c, const char *raw, enum ocijson_kind kind, void *dst)
 {
-	uint64_t max = kind == OCIJSON_UINT16 ? UINT16_MAX
-		       : kind == OCIJSON_UINT32 ? UINT32_MAX : UINT64_MAX;
+	uint64_t max = kind == OCIJSON_UINT16   ? UINT16_MAX
+		       : kind == OCIJSON_UINT32 ? UINT32_MAX
+						: UINT64_MAX;
 	bool neg = raw[0] == '-';
 
 	errno = 0;
@@ -218,11 +209,11 @@ static int parse_unsigned(struct ctx *c, const char *raw, enum ocijson_kind kind
 		return ocijson_ctx_fail(c, -EINVAL, "%s out of range for %s", raw,
 					kind_c_name(kind));
 	if (kind == OCIJSON_UINT16)
-		*(uint16_t *) dst = (uint16_t) x;
+		*(uint16_t *)dst = (uint16_t)x;
 	else if (kind == OCIJSON_UINT32)
-		*(uint32_t *) dst = (uint32_t) x;
+		*(uint32_t *)dst = (uint32_t)x;
 	else
-		*(uint64_t *) dst = (uint64_t) x;
+		*(uint64_t *)dst = (uint64_t)x;
 	return 0;
 }
 
@@ -250,15 +241,13 @@ static int parse_scalar(struct ctx *c, enum ocijson_kind kind, const char *const
 			yajl_val v, void *dst)
 {
 	switch (kind) {
-	case OCIJSON_STRING:
-		return parse_string(c, values, v, dst);
+	case OCIJSON_STRING: return parse_string(c, values, v, dst);
 	case OCIJSON_BOOL:
 		if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
 			return wrong_type(c, kind, v);
-		*(bool *) dst = YAJL_IS_TRUE(v);
+		*(bool *)dst = YAJL_IS_TRUE(v);
 		return 0;
-	default:
-		return parse_integer(c, kind, v, dst);
+	default: return parse_integer(c, kind, v, dst);
 	}
 }
 
@@ -266,8 +255,7 @@ static int parse_scalar(struct ctx *c, enum ocijson_kind kind, const char *const
 
 static int parse_object(struct ctx *c, const struct ocijson_type *type, yajl_val v, void *obj);
 
-static int parse_new_object(struct ctx *c, const struct ocijson_type *type, yajl_val v,
-			    void **dst)
+static int parse_new_object(struct ctx *c, const struct ocijson_type *type, yajl_val v, void **dst)
 {
 	if (!YAJL_IS_OBJECT(v))
 		return wrong_type(c, OCIJSON_OBJECT, v);
@@ -292,7 +280,7 @@ static int parse_array(struct ctx *c, const struct ocijson_field *f, yajl_val v,
 	*len = n;
 	for (size_t i = 0; i < n; i++) {
 		size_t mark = ocijson_path_push_index(&c->path, i);
-		void *dst = (char *) *slot + i * size;
+		void *dst = (char *)*slot + i * size;
 		yajl_val item = v->u.array.values[i];
 		int r = f->elem == OCIJSON_OBJECT ? parse_new_object(c, f->sub, item, dst)
 						  : parse_scalar(c, f->elem, f->values, item, dst);
@@ -305,7 +293,7 @@ static int parse_array(struct ctx *c, const struct ocijson_field *f, yajl_val v,
 
 static int cmp_key_ptr(const void *a, const void *b)
 {
-	return strcmp(**(const char *const *const *) a, **(const char *const *const *) b);
+	return strcmp(**(const char *const *const *)a, **(const char *const *const *)b);
 }
 
 /* Rejects an object with the same key twice; sorting keeps a 100k-key map fast. */
@@ -316,7 +304,7 @@ static int check_duplicate_keys(struct ctx *c, yajl_val v)
 
 	if (n < 2)
 		return 0;
-	const char ***ptrs = (const char ***) malloc(n * sizeof(*ptrs));
+	const char ***ptrs = (const char ***)malloc(n * sizeof(*ptrs));
 	if (ptrs == NULL)
 		return ocijson_ctx_oom(c);
 	for (size_t i = 0; i < n; i++)
@@ -414,20 +402,15 @@ static int parse_field(struct ctx *c, const struct ocijson_field *f, yajl_val v,
 	void *dst = FIELD_PTR(obj, f->offset);
 
 	switch (f->kind) {
-	case OCIJSON_OBJECT:
-		return parse_new_object(c, f->sub, v, dst);
-	case OCIJSON_ARRAY:
-		return parse_array(c, f, v, obj);
-	case OCIJSON_STRING_MAP:
-		return parse_string_map(c, v, dst);
-	case OCIJSON_OBJECT_MAP:
-		return parse_object_map(c, f, v, obj);
-	case OCIJSON_KEY:
-		return 0;
+	case OCIJSON_OBJECT: return parse_new_object(c, f->sub, v, dst);
+	case OCIJSON_ARRAY: return parse_array(c, f, v, obj);
+	case OCIJSON_STRING_MAP: return parse_string_map(c, v, dst);
+	case OCIJSON_OBJECT_MAP: return parse_object_map(c, f, v, obj);
+	case OCIJSON_KEY: return 0;
 	default: {
 		int r = parse_scalar(c, f->kind, f->values, v, dst);
 		if (r == 0 && f->present_offset != OCIJSON_NO_OFFSET)
-			*(bool *) FIELD_PTR(obj, f->present_offset) = true;
+			*(bool *)FIELD_PTR(obj, f->present_offset) = true;
 		return r;
 	}
 	}
@@ -567,7 +550,7 @@ static int read_bounded(int fd, size_t max, char **ret_buf, size_t *ret_len)
 			return -errno;
 		if (n == 0)
 			break;
-		len += (size_t) n;
+		len += (size_t)n;
 	}
 	*ret_buf = steal_ptr(&buf);
 	*ret_len = len;

@@ -20,8 +20,8 @@ int ocijson_set_err(char **ret_err, int err, const char *msg)
 	return err;
 }
 
-__attribute__((format(printf, 3, 0))) static int vset_errf(char **ret_err, int err,
-							  const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static int vset_errf(char **ret_err, int err, const char *fmt,
+							   va_list ap)
 {
 	char *msg = NULL;
 
@@ -149,7 +149,7 @@ size_t ocijson_path_push_index(struct path *p, size_t i)
 	char buf[32];
 	int n = snprintf(buf, sizeof(buf), "[%zu]", i);
 
-	path_append(p, buf, (size_t) n);
+	path_append(p, buf, (size_t)n);
 	return old;
 }
 
@@ -230,10 +230,11 @@ int ocijson_check_enum(struct ctx *c, const char *s, const char *const *values)
 	if (values == NULL || ocijson_in_list(s, values))
 		return 0;
 	for (; *values != NULL && used < sizeof(list); values++) {
-		int n = snprintf(list + used, sizeof(list) - used, "%s%s", used ? ", " : "", *values);
+		int n = snprintf(list + used, sizeof(list) - used, "%s%s", used ? ", " : "",
+				 *values);
 		if (n < 0)
 			break;
-		used += (size_t) n;
+		used += (size_t)n;
 	}
 	return ocijson_ctx_fail(c, -EINVAL, "invalid value \"%s\" (expected one of: %s)", s, list);
 }
@@ -251,20 +252,13 @@ const struct ocijson_field *ocijson_key_field(const struct ocijson_type *type)
 size_t ocijson_elem_size(enum ocijson_kind kind)
 {
 	switch (kind) {
-	case OCIJSON_BOOL:
-		return sizeof(bool);
-	case OCIJSON_INT32:
-		return sizeof(int32_t);
-	case OCIJSON_INT64:
-		return sizeof(int64_t);
-	case OCIJSON_UINT16:
-		return sizeof(uint16_t);
-	case OCIJSON_UINT32:
-		return sizeof(uint32_t);
-	case OCIJSON_UINT64:
-		return sizeof(uint64_t);
-	default:
-		return sizeof(void *);
+	case OCIJSON_BOOL: return sizeof(bool);
+	case OCIJSON_INT32: return sizeof(int32_t);
+	case OCIJSON_INT64: return sizeof(int64_t);
+	case OCIJSON_UINT16: return sizeof(uint16_t);
+	case OCIJSON_UINT32: return sizeof(uint32_t);
+	case OCIJSON_UINT64: return sizeof(uint64_t);
+	default: return sizeof(void *);
 	}
 }
 
@@ -284,23 +278,16 @@ static void free_field(const struct ocijson_field *f, void *obj)
 
 	switch (f->kind) {
 	case OCIJSON_STRING:
-	case OCIJSON_KEY:
-		free(*slot);
-		break;
-	case OCIJSON_OBJECT:
-		ocijson_free(f->sub, *slot);
-		break;
-	case OCIJSON_STRING_MAP:
-		oci_string_map_free(*slot);
-		break;
+	case OCIJSON_KEY: free(*slot); break;
+	case OCIJSON_OBJECT: ocijson_free(f->sub, *slot); break;
+	case OCIJSON_STRING_MAP: oci_string_map_free(*slot); break;
 	case OCIJSON_ARRAY:
 	case OCIJSON_OBJECT_MAP:
 		if (f->elem == OCIJSON_STRING || f->elem == OCIJSON_OBJECT)
-			free_pointer_array(f, *slot, *(size_t *) FIELD_PTR(obj, f->len_offset));
+			free_pointer_array(f, *slot, *(size_t *)FIELD_PTR(obj, f->len_offset));
 		free(*slot);
 		break;
-	default:
-		return;
+	default: return;
 	}
 	*slot = NULL;
 }
@@ -337,13 +324,13 @@ static void merge_field(const struct ocijson_field *f, void *dst, void *src)
 	if (n > 0) {
 		bool *present = f->present_offset == OCIJSON_NO_OFFSET
 					? NULL
-					: (bool *) FIELD_PTR(src, f->present_offset);
+					: (bool *)FIELD_PTR(src, f->present_offset);
 
 		if (present != NULL && !*present)
 			return;
 		memcpy(d, s, n);
 		if (present != NULL)
-			*(bool *) FIELD_PTR(dst, f->present_offset) = true;
+			*(bool *)FIELD_PTR(dst, f->present_offset) = true;
 		return;
 	}
 	if (*s == NULL || f->kind == OCIJSON_KEY)
@@ -357,7 +344,8 @@ static void merge_field(const struct ocijson_field *f, void *dst, void *src)
 	*d = *s;
 	*s = NULL;
 	if (f->len_offset != OCIJSON_NO_OFFSET)
-		memcpy(FIELD_PTR(dst, f->len_offset), FIELD_PTR(src, f->len_offset), sizeof(size_t));
+		memcpy(FIELD_PTR(dst, f->len_offset), FIELD_PTR(src, f->len_offset),
+		       sizeof(size_t));
 }
 
 void ocijson_merge(const struct ocijson_type *type, void *dst, void *src)

@@ -43,10 +43,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define OCIJSON_MAX_DEPTH 64                      /* yajl_tree_free recurses */
-#define OCIJSON_MAX_FILE_SIZE ((size_t) 4 << 20)  /* ocijson_parse_file refuses more */
-#define OCIJSON_MAX_FIELDS 64                     /* rows per type (duplicate-key bitmap) */
-#define OCIJSON_NO_OFFSET ((size_t) -1)
+#define OCIJSON_MAX_DEPTH 64                    /* yajl_tree_free recurses */
+#define OCIJSON_MAX_FILE_SIZE ((size_t)4 << 20) /* ocijson_parse_file refuses more */
+#define OCIJSON_MAX_FIELDS 64                   /* rows per type (duplicate-key bitmap) */
+#define OCIJSON_NO_OFFSET ((size_t)-1)
 
 /* An ordered string -> string map (annotations, sysctl, cgroup v2 unified, ...). */
 struct oci_string_map {
@@ -82,25 +82,25 @@ enum ocijson_flags {
 };
 
 struct ocijson_field {
-	const char *name;                 /* JSON key (NULL for OCIJSON_KEY) */
+	const char *name; /* JSON key (NULL for OCIJSON_KEY) */
 	enum ocijson_kind kind;
-	enum ocijson_kind elem;           /* element kind, for OCIJSON_ARRAY */
-	size_t offset;                    /* of the member */
-	size_t present_offset;            /* of the bool m_present, or OCIJSON_NO_OFFSET */
-	size_t len_offset;                /* of the size_t m_len, or OCIJSON_NO_OFFSET */
-	const struct ocijson_type *sub;   /* for objects, object arrays and object maps */
-	const char *const *values;        /* NULL-terminated allowed strings, or NULL (any) */
-	unsigned flags;                   /* enum ocijson_flags */
+	enum ocijson_kind elem;         /* element kind, for OCIJSON_ARRAY */
+	size_t offset;                  /* of the member */
+	size_t present_offset;          /* of the bool m_present, or OCIJSON_NO_OFFSET */
+	size_t len_offset;              /* of the size_t m_len, or OCIJSON_NO_OFFSET */
+	const struct ocijson_type *sub; /* for objects, object arrays and object maps */
+	const char *const *values;      /* NULL-terminated allowed strings, or NULL (any) */
+	unsigned flags;                 /* enum ocijson_flags */
 };
 
 /* Context handed to a type's validate hook: where the object sits in the document. */
 struct ocijson_where {
-	const char *source;  /* "config.json" */
-	const char *path;    /* "linux.namespaces[1]"; "" for the top level */
+	const char *source; /* "config.json" */
+	const char *path;   /* "linux.namespaces[1]"; "" for the top level */
 };
 
 struct ocijson_type {
-	const char *name;    /* "config", used in generator error messages */
+	const char *name; /* "config", used in generator error messages */
 	size_t size;
 	const struct ocijson_field *fields;
 	size_t n_fields;
@@ -126,8 +126,8 @@ int ocijson_parse_file(const struct ocijson_type *type, const char *path, void *
  * ret_len may be NULL. pretty: tab-indented, empty containers as [] and {}, final newline.
  * Fails (-EINVAL) on what parsing would refuse: a required pointer member that is NULL, a
  * string outside its allowed values, invalid UTF-8, a failing validate hook. */
-int ocijson_generate(const struct ocijson_type *type, const void *obj, bool pretty,
-		     char **ret_json, size_t *ret_len, char **ret_err);
+int ocijson_generate(const struct ocijson_type *type, const void *obj, bool pretty, char **ret_json,
+		     size_t *ret_len, char **ret_err);
 /* Deep copy through generate + parse. */
 int ocijson_clone(const struct ocijson_type *type, const void *obj, void **ret, char **ret_err);
 /* Overlays what src has onto dst and frees src: each present scalar, string, array and map
@@ -142,6 +142,7 @@ void ocijson_free(const struct ocijson_type *type, void *obj);
  * `bool M_present` member, arrays and object maps a `size_t M_len` member. The
  * OCIJSON_CHECK_ term is zero and only makes the compiler check the member's C type.
  */
+/* clang-format off */
 #define OCIJSON_CHECK_(T, M, CT) (0 * sizeof(_Generic(((T *) 0)->M, CT: 1)))
 #define OCIJSON_OFF_(T, M, CT) (offsetof(T, M) + OCIJSON_CHECK_(T, M, CT))
 #define OCIJSON_PRESENT_(T, M) OCIJSON_OFF_(T, M##_present, bool)
@@ -150,6 +151,7 @@ void ocijson_free(const struct ocijson_type *type, void *obj);
 #define OCIJSON_ROW_(K, KIND, ELEM, OFF, POFF, LOFF, SUB, VALS, FL) \
 	{ .name = (K), .kind = (KIND), .elem = (ELEM), .offset = (OFF), .present_offset = (POFF), \
 	  .len_offset = (LOFF), .sub = (SUB), .values = (VALS), .flags = (FL) }
+/* clang-format on */
 
 #define OCIJSON_SCALAR_(T, K, M, KIND, CT, POFF, FL) \
 	OCIJSON_ROW_(K, KIND, KIND, OCIJSON_OFF_(T, M, CT), POFF, OCIJSON_NO_OFFSET, NULL, NULL, FL)
@@ -158,7 +160,7 @@ void ocijson_free(const struct ocijson_type *type, void *obj);
 #define OCIJSON_STR(T, K, M, F) \
 	OCIJSON_SCALAR_(T, K, M, OCIJSON_STRING, char *, OCIJSON_NO_OFFSET, F)
 /* char * restricted to the NULL-terminated list V */
-#define OCIJSON_ENUM(T, K, M, V, F) \
+#define OCIJSON_ENUM(T, K, M, V, F)                                                 \
 	OCIJSON_ROW_(K, OCIJSON_STRING, OCIJSON_STRING, OCIJSON_OFF_(T, M, char *), \
 		     OCIJSON_NO_OFFSET, OCIJSON_NO_OFFSET, NULL, V, F)
 
@@ -191,34 +193,34 @@ void ocijson_free(const struct ocijson_type *type, void *obj);
 	OCIJSON_SCALAR_(T, K, M, OCIJSON_UINT64, uint64_t, OCIJSON_NO_OFFSET, OCIJSON_REQUIRED)
 
 /* struct ST *M; S is the ocijson_type describing ST */
-#define OCIJSON_OBJ(T, K, M, ST, S, F) \
+#define OCIJSON_OBJ(T, K, M, ST, S, F)                                            \
 	OCIJSON_ROW_(K, OCIJSON_OBJECT, OCIJSON_OBJECT, OCIJSON_OFF_(T, M, ST *), \
 		     OCIJSON_NO_OFFSET, OCIJSON_NO_OFFSET, S, NULL, F)
 
 /* arrays: char **M (optionally restricted to V), number *M, struct ST **M; all with M_len */
-#define OCIJSON_STR_ARRAY(T, K, M, F) \
+#define OCIJSON_STR_ARRAY(T, K, M, F)                                               \
 	OCIJSON_ROW_(K, OCIJSON_ARRAY, OCIJSON_STRING, OCIJSON_OFF_(T, M, char **), \
 		     OCIJSON_NO_OFFSET, OCIJSON_LEN_(T, M), NULL, NULL, F)
-#define OCIJSON_ENUM_ARRAY(T, K, M, V, F) \
+#define OCIJSON_ENUM_ARRAY(T, K, M, V, F)                                           \
 	OCIJSON_ROW_(K, OCIJSON_ARRAY, OCIJSON_STRING, OCIJSON_OFF_(T, M, char **), \
 		     OCIJSON_NO_OFFSET, OCIJSON_LEN_(T, M), NULL, V, F)
-#define OCIJSON_NUM_ARRAY(T, K, M, KIND, CT, F) \
-	OCIJSON_ROW_(K, OCIJSON_ARRAY, KIND, OCIJSON_OFF_(T, M, CT *), \
-		     OCIJSON_NO_OFFSET, OCIJSON_LEN_(T, M), NULL, NULL, F)
-#define OCIJSON_OBJ_ARRAY(T, K, M, ST, S, F) \
+#define OCIJSON_NUM_ARRAY(T, K, M, KIND, CT, F)                                           \
+	OCIJSON_ROW_(K, OCIJSON_ARRAY, KIND, OCIJSON_OFF_(T, M, CT *), OCIJSON_NO_OFFSET, \
+		     OCIJSON_LEN_(T, M), NULL, NULL, F)
+#define OCIJSON_OBJ_ARRAY(T, K, M, ST, S, F)                                      \
 	OCIJSON_ROW_(K, OCIJSON_ARRAY, OCIJSON_OBJECT, OCIJSON_OFF_(T, M, ST **), \
 		     OCIJSON_NO_OFFSET, OCIJSON_LEN_(T, M), S, NULL, F)
 
 /* maps: struct oci_string_map *M; struct ST **M with M_len */
-#define OCIJSON_STR_MAP(T, K, M, F) \
-	OCIJSON_ROW_(K, OCIJSON_STRING_MAP, OCIJSON_STRING, \
+#define OCIJSON_STR_MAP(T, K, M, F)                                                  \
+	OCIJSON_ROW_(K, OCIJSON_STRING_MAP, OCIJSON_STRING,                          \
 		     OCIJSON_OFF_(T, M, struct oci_string_map *), OCIJSON_NO_OFFSET, \
 		     OCIJSON_NO_OFFSET, NULL, NULL, F)
-#define OCIJSON_OBJ_MAP(T, K, M, ST, S, F) \
+#define OCIJSON_OBJ_MAP(T, K, M, ST, S, F)                                             \
 	OCIJSON_ROW_(K, OCIJSON_OBJECT_MAP, OCIJSON_OBJECT, OCIJSON_OFF_(T, M, ST **), \
 		     OCIJSON_NO_OFFSET, OCIJSON_LEN_(T, M), S, NULL, F)
 /* in an object-map entry's table: char *M receives the map key (restricted to V if set) */
-#define OCIJSON_KEY(T, M, V) \
+#define OCIJSON_KEY(T, M, V)                                                        \
 	OCIJSON_ROW_(NULL, OCIJSON_KEY, OCIJSON_STRING, OCIJSON_OFF_(T, M, char *), \
 		     OCIJSON_NO_OFFSET, OCIJSON_NO_OFFSET, NULL, V, 0)
 
@@ -230,38 +232,40 @@ void ocijson_free(const struct ocijson_type *type, void *obj);
  *                  char **ret_err);
  *   void P_free(CT *obj);
  * (declare them in the header yourself; the macro only writes the definitions) */
-#define OCIJSON_DEFINE_API(P, CT, TYPE) \
-	int P##_parse_file(const char *path, CT **ret, char **ret_err) \
-	{ \
-		void *obj = NULL; \
-		int r = ocijson_parse_file(&(TYPE), path, &obj, ret_err); \
-		if (r == 0) \
-			*ret = obj; \
-		return r; \
-	} \
+#define OCIJSON_DEFINE_API(P, CT, TYPE)                                                     \
+	int P##_parse_file(const char *path, CT **ret, char **ret_err)                      \
+	{                                                                                   \
+		void *obj = NULL;                                                           \
+		int r = ocijson_parse_file(&(TYPE), path, &obj, ret_err);                   \
+		if (r == 0)                                                                 \
+			*ret = obj;                                                         \
+		return r;                                                                   \
+	}                                                                                   \
 	int P##_parse_data(const char *data, size_t len, const char *source_name, CT **ret, \
-			   char **ret_err) \
-	{ \
-		void *obj = NULL; \
+			   char **ret_err)                                                  \
+	{                                                                                   \
+		void *obj = NULL;                                                           \
 		int r = ocijson_parse_data(&(TYPE), data, len, source_name, &obj, ret_err); \
-		if (r == 0) \
-			*ret = obj; \
-		return r; \
-	} \
-	int P##_generate(const CT *obj, bool pretty, char **ret_json, size_t *ret_len, \
-			 char **ret_err) \
-	{ \
-		return ocijson_generate(&(TYPE), obj, pretty, ret_json, ret_len, ret_err); \
-	} \
-	void P##_free(CT *obj) \
-	{ \
-		ocijson_free(&(TYPE), obj); \
+		if (r == 0)                                                                 \
+			*ret = obj;                                                         \
+		return r;                                                                   \
+	}                                                                                   \
+	int P##_generate(const CT *obj, bool pretty, char **ret_json, size_t *ret_len,      \
+			 char **ret_err)                                                    \
+	{                                                                                   \
+		return ocijson_generate(&(TYPE), obj, pretty, ret_json, ret_len, ret_err);  \
+	}                                                                                   \
+	void P##_free(CT *obj)                                                              \
+	{                                                                                   \
+		ocijson_free(&(TYPE), obj);                                                 \
 	}
 
 #define OCIJSON_N_(A) (sizeof(A) / sizeof((A)[0]))
 /* const struct ocijson_type NAME = OCIJSON_TYPE("name", struct x, rows, validate); */
+/* clang-format off */
 #define OCIJSON_TYPE(N, T, ROWS, V) \
 	{ .name = (N), .size = sizeof(T), .fields = (ROWS), .n_fields = OCIJSON_N_(ROWS), \
 	  .validate = (V) }
+/* clang-format on */
 
 #endif

@@ -100,7 +100,8 @@ int moat_parse_create_args(struct moat_globals *g, const char *cmd, int argc, ch
 			errno = 0;
 			n = strtol(optarg, &end, 10);
 			if (errno || *end || n < 0 || n > INT_MAX - 3)
-				return moat_usage_error(cmd, "--preserve-fds: '%s' is not a count", optarg);
+				return moat_usage_error(cmd, "--preserve-fds: '%s' is not a count",
+							optarg);
 			o->preserve_fds = (int)n;
 			break;
 		case 'd':

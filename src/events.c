@@ -133,7 +133,8 @@ int moat_cmd_events(struct moat_globals *g, int argc, char **argv)
 				return moat_usage_error(
 					"events",
 					"--interval: '%s' is not a duration above zero such as 5s, "
-					"500ms or 1m", optarg);
+					"500ms or 1m",
+					optarg);
 			break;
 		case 'h': return usage();
 		default: return moat_bad_option("events", argv);

@@ -177,14 +177,19 @@ static void apply_lsm_flags(struct oci_process *p, const struct flags *f)
 static int parse_flags(int argc, char **argv, struct flags *f, struct moat_exec_opts *o)
 {
 	static const struct option opts[] = {
-		{ "process", required_argument, NULL, 'p' }, { "tty", no_argument, NULL, 't' },
+		{ "process", required_argument, NULL, 'p' },
+		{ "tty", no_argument, NULL, 't' },
 		{ "console-socket", required_argument, NULL, 'S' },
-		{ "detach", no_argument, NULL, 'd' }, { "pid-file", required_argument, NULL, 'P' },
-		{ "cwd", required_argument, NULL, 'C' }, { "env", required_argument, NULL, 'e' },
+		{ "detach", no_argument, NULL, 'd' },
+		{ "pid-file", required_argument, NULL, 'P' },
+		{ "cwd", required_argument, NULL, 'C' },
+		{ "env", required_argument, NULL, 'e' },
 		{ "user", required_argument, NULL, 'u' },
 		{ "additional-gids", required_argument, NULL, 'g' },
-		{ "cap", required_argument, NULL, 'c' }, { "no-new-privs", no_argument, NULL, 'N' },
-		{ "preserve-fds", required_argument, NULL, 'F' }, { "help", no_argument, NULL, 'h' },
+		{ "cap", required_argument, NULL, 'c' },
+		{ "no-new-privs", no_argument, NULL, 'N' },
+		{ "preserve-fds", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
 		{ "cgroup", required_argument, NULL, 'G' },
 		{ "ignore-paused", no_argument, NULL, 'I' },
 		{ "process-label", required_argument, NULL, 'L' },
@@ -204,13 +209,15 @@ static int parse_flags(int argc, char **argv, struct flags *f, struct moat_exec_
 		case 'C': f->cwd = optarg; break;
 		case 'e':
 			if (strchr(optarg, '=') == NULL || optarg[0] == '=')
-				return moat_usage_error("exec", "--env: '%s' is not NAME=VALUE", optarg);
+				return moat_usage_error("exec", "--env: '%s' is not NAME=VALUE",
+							optarg);
 			strv_push(&f->env, &f->n_env, optarg);
 			break;
 		case 'u': f->user = optarg; break;
 		case 'g':
 			if (!parse_u32(optarg, &v))
-				return moat_usage_error("exec", "--additional-gids: '%s' is not a gid", optarg);
+				return moat_usage_error(
+					"exec", "--additional-gids: '%s' is not a gid", optarg);
 			f->gids = xrealloc(f->gids, (f->n_gids + 1) * sizeof(uint32_t));
 			f->gids[f->n_gids++] = v;
 			break;
@@ -218,7 +225,8 @@ static int parse_flags(int argc, char **argv, struct flags *f, struct moat_exec_
 		case 'N': f->no_new_privs = true; break;
 		case 'F':
 			if (!parse_u32(optarg, &v) || v > INT_MAX - 3)
-				return moat_usage_error("exec", "--preserve-fds: '%s' is not a count", optarg);
+				return moat_usage_error(
+					"exec", "--preserve-fds: '%s' is not a count", optarg);
 			o->preserve_fds = (int)v;
 			break;
 		case 'G': strv_push(&f->cgroups, &f->n_cgroups, optarg); break;
@@ -241,7 +249,8 @@ static int build_process(struct moat_globals *g, const struct flags *f, const ch
 
 	if (f->process_file != NULL) {
 		if (n > 0)
-			return moat_usage_error("exec", "give either --process or a COMMAND, not both");
+			return moat_usage_error("exec",
+						"give either --process or a COMMAND, not both");
 		r = oci_process_parse_file(f->process_file, ret, &msg);
 		if (r < 0) {
 			moat_error_msg(&err, -r, "--process: %s", msg ? msg : f->process_file);

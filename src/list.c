@@ -68,8 +68,8 @@ int moat_cmd_list(struct moat_globals *g, int argc, char **argv)
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "json") && strcmp(optarg, "table"))
-				return moat_usage_error("list", "--format: '%s' is not table or json",
-							optarg);
+				return moat_usage_error(
+					"list", "--format: '%s' is not table or json", optarg);
 			json = strcmp(optarg, "json") == 0;
 			break;
 		case 'q': quiet = true; break;

@@ -21,7 +21,8 @@
 static const struct moat_command commands[] = {
 	{ "create", "create a container and stop it before the user process", moat_cmd_create },
 	{ "delete", "delete a container and everything it owns", moat_cmd_delete },
-	{ "events", "print a container's resource statistics and OOM kills as JSON", moat_cmd_events },
+	{ "events", "print a container's resource statistics and OOM kills as JSON",
+	  moat_cmd_events },
 	{ "exec", "run another process in a running container", moat_cmd_exec },
 	{ "features", "print what this moat supports, as OCI features JSON", moat_cmd_features },
 	{ "kill", "send a signal to a container's process (or all, with --all)", moat_cmd_kill },
@@ -86,8 +87,8 @@ static void print_help(FILE *out)
 		"\nInvoked as moat-vm (a symlink to moat), every container runs as a microVM\n"
 		"under moat's own guest kernel; with moat, a config asks for one with the\n"
 		"annotation moat.isolation=microvm (moat.vm.accel=kvm|tcg, moat.vm.cpus,\n"
-		"moat.vm.memory_mib). The guest kernel and initramfs come from\n"
-		PKGLIBDIR " (MOAT_VM_DIR overrides).\n\n"
+		"moat.vm.memory_mib). The guest kernel and initramfs come from\n" PKGLIBDIR
+		" (MOAT_VM_DIR overrides).\n\n"
 		"Engines (Podman, Docker, containerd, Kubernetes RuntimeClass) register moat and\n"
 		"moat-vm as runc-compatible runtimes: see contrib/engines/README.md. With --log,\n"
 		"warnings go to the log only, as engines give the runtime the container's stdio.\n");
@@ -145,8 +146,17 @@ bool moat_is_rootless(const struct moat_globals *g)
 	return strcmp(g->rootless, "true") == 0;
 }
 
-enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD_CGROUP, OPT_CGROUP_MANAGER,
-       OPT_ROOTLESS, OPT_CRIU, OPT_POLICY };
+enum {
+	OPT_ROOT = 256,
+	OPT_LOG,
+	OPT_LOG_FORMAT,
+	OPT_DEBUG,
+	OPT_SYSTEMD_CGROUP,
+	OPT_CGROUP_MANAGER,
+	OPT_ROOTLESS,
+	OPT_CRIU,
+	OPT_POLICY
+};
 
 static int parse_globals(int argc, char **argv, struct moat_globals *g)
 {
@@ -172,7 +182,9 @@ static int parse_globals(int argc, char **argv, struct moat_globals *g)
 		case OPT_LOG: g->log_path = optarg; break;
 		case OPT_LOG_FORMAT:
 			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
-				fprintf(stderr, "moat: --log-format: '%s' is not text or json (see 'moat --help')\n", optarg);
+				fprintf(stderr,
+					"moat: --log-format: '%s' is not text or json (see 'moat --help')\n",
+					optarg);
 				return -1;
 			}
 			g->log_json = strcmp(optarg, "json") == 0;
@@ -180,8 +192,11 @@ static int parse_globals(int argc, char **argv, struct moat_globals *g)
 		case OPT_DEBUG: g->debug = true; break;
 		case OPT_SYSTEMD_CGROUP: g->systemd_cgroup = true; break;
 		case OPT_CGROUP_MANAGER:
-			if (strcmp(optarg, "cgroupfs") && strcmp(optarg, "systemd") && strcmp(optarg, "disabled")) {
-				fprintf(stderr, "moat: --cgroup-manager: '%s' is not cgroupfs, systemd or disabled (see 'moat --help')\n", optarg);
+			if (strcmp(optarg, "cgroupfs") && strcmp(optarg, "systemd") &&
+			    strcmp(optarg, "disabled")) {
+				fprintf(stderr,
+					"moat: --cgroup-manager: '%s' is not cgroupfs, systemd or disabled (see 'moat --help')\n",
+					optarg);
 				return -1;
 			}
 			g->cgroup_manager = optarg;
@@ -189,8 +204,11 @@ static int parse_globals(int argc, char **argv, struct moat_globals *g)
 				g->systemd_cgroup = true;
 			break;
 		case OPT_ROOTLESS:
-			if (strcmp(optarg, "true") && strcmp(optarg, "false") && strcmp(optarg, "auto")) {
-				fprintf(stderr, "moat: --rootless: '%s' is not true, false or auto (see 'moat --help')\n", optarg);
+			if (strcmp(optarg, "true") && strcmp(optarg, "false") &&
+			    strcmp(optarg, "auto")) {
+				fprintf(stderr,
+					"moat: --rootless: '%s' is not true, false or auto (see 'moat --help')\n",
+					optarg);
 				return -1;
 			}
 			g->rootless = optarg;
@@ -200,7 +218,8 @@ static int parse_globals(int argc, char **argv, struct moat_globals *g)
 		case 'v': print_version(); exit(EXIT_SUCCESS);
 		case 'h': print_help(stdout); exit(EXIT_SUCCESS);
 		default:
-			fprintf(stderr, "moat: unknown global option '%s' or missing argument (see 'moat --help')\n",
+			fprintf(stderr,
+				"moat: unknown global option '%s' or missing argument (see 'moat --help')\n",
 				argv[optind - 1]);
 			return -1;
 		}
@@ -219,7 +238,8 @@ int main(int argc, char **argv)
 	opterr = 0; /* every option error is reported once, in moat's words */
 	if (parse_globals(argc, argv, &g) < 0)
 		return EXIT_FAILURE;
-	if (moat_log_open(g.log_path, g.log_json ? MOAT_LOG_JSON : MOAT_LOG_TEXT, g.debug, &err) < 0)
+	if (moat_log_open(g.log_path, g.log_json ? MOAT_LOG_JSON : MOAT_LOG_TEXT, g.debug, &err) <
+	    0)
 		return moat_fail(&err);
 	if (g.root == NULL)
 		g.root = user_root = default_root();
@@ -230,7 +250,8 @@ int main(int argc, char **argv)
 	/* A process that enters a container (create, run, exec) runs from a sealed
 	 * copy of moat, never from the host binary (CVE-2019-5736). */
 	if ((strcmp(argv[optind], "create") == 0 || strcmp(argv[optind], "run") == 0 ||
-	     strcmp(argv[optind], "exec") == 0) && moat_exec_sealed_self(argv, &err) < 0)
+	     strcmp(argv[optind], "exec") == 0) &&
+	    moat_exec_sealed_self(argv, &err) < 0)
 		return moat_fail(&err);
 	for (i = 0; i < MOAT_ARRAY_SIZE(commands); i++) {
 		if (strcmp(argv[optind], commands[i].name) != 0)

@@ -39,7 +39,8 @@ static int pid_column(const char *header)
 	char *save = NULL, *w;
 	int col = 0;
 
-	for (w = strtok_r(copy, " \t\n", &save); w != NULL; w = strtok_r(NULL, " \t\n", &save), col++)
+	for (w = strtok_r(copy, " \t\n", &save); w != NULL;
+	     w = strtok_r(NULL, " \t\n", &save), col++)
 		if (strcmp(w, "PID") == 0)
 			return col;
 	return -1;
@@ -97,7 +98,8 @@ static int ps_table(char **args, int nargs, const pid_t *pids, size_t n, moat_er
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return moat_error_msg(err, EINVAL, "ps: ps %s failed (exit status %d)",
 				      nargs > 0 ? "with these arguments" : "-ef",
-				      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+				      WIFEXITED(status) ? WEXITSTATUS(status)
+							: 128 + WTERMSIG(status));
 	if (col < 0)
 		return moat_error_msg(err, EINVAL, "ps: the output of ps has no PID column");
 	return 0;

@@ -77,8 +77,7 @@ static int parse_size(const char *flag, const char *s, int64_t *ret)
 	return 0;
 }
 
-static int parse_int(const char *flag, const char *s, long long min, long long max,
-		     int64_t *ret)
+static int parse_int(const char *flag, const char *s, long long min, long long max, int64_t *ret)
 {
 	char *end;
 	long long v;
@@ -142,8 +141,14 @@ static int apply_cpu_flag(int opt, const char *arg, struct oci_resources *r)
 	int64_t v = 0;
 
 	switch (opt) {
-	case OPT_CPUSET_CPUS: free(c->cpus); c->cpus = xstrdup(arg); return 0;
-	case OPT_CPUSET_MEMS: free(c->mems); c->mems = xstrdup(arg); return 0;
+	case OPT_CPUSET_CPUS:
+		free(c->cpus);
+		c->cpus = xstrdup(arg);
+		return 0;
+	case OPT_CPUSET_MEMS:
+		free(c->mems);
+		c->mems = xstrdup(arg);
+		return 0;
 	case OPT_CPU_QUOTA:
 	case OPT_CPU_RT_RUNTIME:
 		if (parse_int(opt == OPT_CPU_QUOTA ? "--cpu-quota" : "--cpu-rt-runtime", arg, -1,
@@ -155,7 +160,7 @@ static int apply_cpu_flag(int opt, const char *arg, struct oci_resources *r)
 			c->realtime_runtime = v, c->realtime_runtime_present = true;
 		return 0;
 	default:
-		if (parse_int(opt == OPT_CPU_SHARES	 ? "--cpu-shares"
+		if (parse_int(opt == OPT_CPU_SHARES   ? "--cpu-shares"
 			      : opt == OPT_CPU_PERIOD ? "--cpu-period"
 						      : "--cpu-rt-period",
 			      arg, 0, LLONG_MAX, &v) != 0)
@@ -197,10 +202,10 @@ static int apply_flag(int opt, const char *arg, struct oci_resources *r)
 }
 
 /* present = false where value is 0 */
-#define UNSET_ZERO(obj, field)                                          \
-	do {                                                            \
+#define UNSET_ZERO(obj, field)                                                    \
+	do {                                                                      \
 		if ((obj) != NULL && (obj)->field##_present && (obj)->field == 0) \
-			(obj)->field##_present = false;                 \
+			(obj)->field##_present = false;                           \
 	} while (0)
 
 /* Docker and containerd send every field of an update, 0 for the ones the user left alone, and
@@ -287,7 +292,8 @@ int moat_cmd_update(struct moat_globals *g, int argc, char **argv)
 			rc = moat_bad_option("update", argv);
 	}
 	if (rc == 0 && file != NULL && flags)
-		rc = moat_usage_error("update", "--resources cannot be combined with resource flags");
+		rc = moat_usage_error("update",
+				      "--resources cannot be combined with resource flags");
 	if (rc == 0 && file == NULL && !flags)
 		rc = moat_usage_error("update", "nothing to change: give --resources or a flag");
 	if (rc == 0)

@@ -110,7 +110,8 @@ void agent_parse_cmdline(struct agent_config *cfg)
 		moat_error_clear(&err);
 		return;
 	}
-	for (char *w = strtok_r(text, " \t\n", &save); w != NULL; w = strtok_r(NULL, " \t\n", &save)) {
+	for (char *w = strtok_r(text, " \t\n", &save); w != NULL;
+	     w = strtok_r(NULL, " \t\n", &save)) {
 		char *eq = strchr(w, '=');
 		size_t i;
 
@@ -122,9 +123,11 @@ void agent_parse_cmdline(struct agent_config *cfg)
 			if (strcmp(w, options[i].name) == 0)
 				break;
 		if (i == MOAT_ARRAY_SIZE(options))
-			snprintf(cfg->error, sizeof(cfg->error), "kernel command line: unknown option %s", w);
+			snprintf(cfg->error, sizeof(cfg->error),
+				 "kernel command line: unknown option %s", w);
 		else if (eq == NULL || options[i].set(cfg, eq + 1) < 0)
-			snprintf(cfg->error, sizeof(cfg->error), "kernel command line: bad value for %s", w);
+			snprintf(cfg->error, sizeof(cfg->error),
+				 "kernel command line: bad value for %s", w);
 	}
 }
 
@@ -232,8 +235,8 @@ void agent_loopback_up(struct agent_config *cfg)
 	}
 	/* the first problem found is the one reported */
 	if (cfg->error[0] == '\0')
-		snprintf(cfg->error, sizeof(cfg->error), "bring the loopback interface lo up: %s: %s",
-			 what, strerror(errno));
+		snprintf(cfg->error, sizeof(cfg->error),
+			 "bring the loopback interface lo up: %s: %s", what, strerror(errno));
 }
 
 /* ---- the way out ------------------------------------------------------------------------------- */

@@ -72,7 +72,7 @@ static int set_limits(int dir, const struct moat_proto_resources *r, moat_error 
 		return 0;
 	n = snprintf(v, sizeof(v), "%llu %llu", (unsigned long long)r->cpu_quota,
 		     (unsigned long long)(r->has_cpu_period ? r->cpu_period
-							   : MOAT_PROTO_DEFAULT_CPU_PERIOD));
+							    : MOAT_PROTO_DEFAULT_CPU_PERIOD));
 	return write_file_at(dir, "cpu.max", v, (size_t)n, err);
 }
 
@@ -81,8 +81,8 @@ int agent_cgroup_make(struct agent *a, const struct moat_msg_start *s, moat_erro
 	_cleanup_close_ int root = -1, dir = -1;
 	int r;
 
-	if (mount("cgroup2", AGENT_CGROUP_ROOT, "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  NULL) < 0)
+	if (mount("cgroup2", AGENT_CGROUP_ROOT, "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) <
+	    0)
 		return moat_error_set(err, errno, "mount cgroup2 on " AGENT_CGROUP_ROOT);
 	root = open(AGENT_CGROUP_ROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
@@ -127,7 +127,8 @@ static int children_into(struct agent *a, pid_t pid, moat_error *err)
 
 pid_t agent_clone(struct agent *a, bool workload, moat_error *err)
 {
-	struct clone_args args = { .exit_signal = SIGCHLD, .flags = CLONE_INTO_CGROUP,
+	struct clone_args args = { .exit_signal = SIGCHLD,
+				   .flags = CLONE_INTO_CGROUP,
 				   .cgroup = (uint64_t)a->cgroup_fd };
 	int pidfd = -1;
 	pid_t pid;
@@ -140,8 +141,8 @@ pid_t agent_clone(struct agent *a, bool workload, moat_error *err)
 	}
 	pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 	if (pid < 0)
-		return moat_error_set(err, errno, workload ? "fork the workload into its namespaces"
-							   : "fork");
+		return moat_error_set(err, errno,
+				      workload ? "fork the workload into its namespaces" : "fork");
 	if (pid > 0 && workload) {
 		a->wl_pidfd = pidfd;
 		if (children_into(a, pid, err) < 0)
@@ -174,8 +175,8 @@ int agent_send_setup(int sock, int devpts, int master, moat_error *err)
 		char buf[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	unsigned char what = (unsigned char)((devpts >= 0 ? HAS_DEVPTS : 0) |
-					     (master >= 0 ? HAS_MASTER : 0));
+	unsigned char what =
+		(unsigned char)((devpts >= 0 ? HAS_DEVPTS : 0) | (master >= 0 ? HAS_MASTER : 0));
 	struct iovec iov = { &what, 1 };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	int fds[2], n = 0;
@@ -209,7 +210,9 @@ int agent_recv_setup(int sock, int *ret_devpts, int *ret_master)
 	} u;
 	unsigned char what = 0;
 	struct iovec iov = { &what, 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = u.buf,
 			     .msg_controllen = sizeof(u.buf) };
 	struct cmsghdr *c;
 	int fds[2] = { -1, -1 }, n = 0;

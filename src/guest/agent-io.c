@@ -135,7 +135,8 @@ void agent_relay_output(struct agent *a, struct proc *p, int which)
 static void send_credit(struct agent *a, struct proc *p)
 {
 	while (p->credit > 0) {
-		uint32_t n = p->credit < MOAT_PROTO_STDIN_WINDOW ? p->credit : MOAT_PROTO_STDIN_WINDOW;
+		uint32_t n =
+			p->credit < MOAT_PROTO_STDIN_WINDOW ? p->credit : MOAT_PROTO_STDIN_WINDOW;
 		struct moat_msg m = { .type = MOAT_MSG_CREDIT, .id = p->id, .u.credit.bytes = n };
 
 		agent_send(a, &m);
@@ -159,8 +160,8 @@ void agent_queue_stdin(struct agent *a, struct proc *p, const uint8_t *data, siz
 	} else if (p->in.len + len > MOAT_PROTO_STDIN_WINDOW) {
 		p->credit += (uint32_t)len;
 		agent_send_error(a, p->id, ENOBUFS,
-				 "stdin of process %u: %zu bytes over the window of %d, dropped", p->id,
-				 len, MOAT_PROTO_STDIN_WINDOW);
+				 "stdin of process %u: %zu bytes over the window of %d, dropped",
+				 p->id, len, MOAT_PROTO_STDIN_WINDOW);
 		send_credit(a, p);
 		return;
 	} else {

@@ -38,14 +38,14 @@
 /* The flags a mount may carry. MS_MOVE and MS_REMOUNT are the agent's own
  * business, and the rest are not mount options. */
 #define PROPAGATION_FLAGS (MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE)
-#define ALLOWED_FLAGS                                                                          \
-	(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_SYNCHRONOUS | MS_MANDLOCK |         \
+#define ALLOWED_FLAGS                                                                           \
+	(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_SYNCHRONOUS | MS_MANDLOCK |          \
 	 MS_DIRSYNC | MS_NOATIME | MS_NODIRATIME | MS_BIND | MS_REC | MS_SILENT | MS_RELATIME | \
 	 MS_STRICTATIME | MS_LAZYTIME | PROPAGATION_FLAGS)
 /* What a bind mount takes from a second, remounting, call. */
-#define BIND_REMOUNT_FLAGS                                                               \
-	(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOATIME | MS_NODIRATIME | \
-	 MS_RELATIME | MS_STRICTATIME)
+#define BIND_REMOUNT_FLAGS                                                                         \
+	(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOATIME | MS_NODIRATIME | MS_RELATIME | \
+	 MS_STRICTATIME)
 
 /* ---- the guest's own mounts --------------------------------------------------------------- */
 
@@ -114,7 +114,8 @@ static int mount_at(int rootfd, const char *dest, const char *source, const char
 
 static bool is_bind(const struct moat_proto_mount *m)
 {
-	return strcmp(m->type, "bind") == 0 || strcmp(m->type, "rbind") == 0 || (m->flags & MS_BIND);
+	return strcmp(m->type, "bind") == 0 || strcmp(m->type, "rbind") == 0 ||
+	       (m->flags & MS_BIND);
 }
 
 static int do_bind(int rootfd, const struct moat_proto_mount *m, moat_error *err)
@@ -175,8 +176,8 @@ static int do_mount(int rootfd, const struct moat_proto_mount *m, moat_error *er
 	if (r < 0)
 		return r;
 	if (m->flags & PROPAGATION_FLAGS) {
-		r = mount_at(rootfd, m->dest, NULL, NULL, m->flags & (PROPAGATION_FLAGS | MS_REC), NULL,
-			     err);
+		r = mount_at(rootfd, m->dest, NULL, NULL, m->flags & (PROPAGATION_FLAGS | MS_REC),
+			     NULL, err);
 		if (r < 0)
 			return moat_error_prefix(err, "set propagation");
 	}
@@ -206,8 +207,10 @@ static int open_shares(int rootfd, const struct moat_msg_start *s, int *fds, moa
 		int r = moat_safe_open(rootfd, s->mounts[i].dest, O_PATH, 0, 0, &fds[i], NULL);
 
 		if (r < 0)
-			return moat_error_set(err, -r, "the host's bind mount at %s is not in the "
-					      "share", s->mounts[i].dest);
+			return moat_error_set(err, -r,
+					      "the host's bind mount at %s is not in the "
+					      "share",
+					      s->mounts[i].dest);
 	}
 	return 0;
 }
@@ -269,6 +272,7 @@ static bool mounts_dev(const struct moat_msg_start *s)
 
 /* ---- /dev ---------------------------------------------------------------------------------- */
 
+/* clang-format off */
 static const struct {
 	const char *name;
 	unsigned int major, minor;
@@ -276,7 +280,9 @@ static const struct {
 	{ "null", 1, 3 }, { "zero", 1, 5 },    { "full", 1, 7 },
 	{ "random", 1, 8 }, { "urandom", 1, 9 }, { "tty", 5, 0 },
 };
+/* clang-format on */
 
+/* clang-format off */
 static const struct {
 	const char *name, *target;
 } dev_links[] = {
@@ -286,6 +292,7 @@ static const struct {
 	{ "stdout", "/proc/self/fd/1" },
 	{ "stderr", "/proc/self/fd/2" },
 };
+/* clang-format on */
 
 static int populate_dev(int rootfd, moat_error *err)
 {
@@ -331,7 +338,8 @@ static int mount_rootfs(const struct agent_config *cfg, moat_error *err)
 	const char *type = cfg->rootfs == ROOTFS_9P ? "9p" : "virtiofs";
 	/* 9p: the protocol dialect with Linux semantics; 256 KiB messages
 	 * instead of 8 KiB, or every read is a round trip per page. */
-	const char *data = cfg->rootfs == ROOTFS_9P ? "trans=virtio,version=9p2000.L,msize=262144" : NULL;
+	const char *data =
+		cfg->rootfs == ROOTFS_9P ? "trans=virtio,version=9p2000.L,msize=262144" : NULL;
 
 	mkdir(ROOTFS_DIR, 0755);
 	if (mount(cfg->tag, ROOTFS_DIR, type, 0, data) < 0)
@@ -373,7 +381,8 @@ static int make_mounts(int rootfd, const struct moat_msg_start *s, const int *sh
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		const struct moat_proto_mount *m = &s->mounts[i];
 
-		r = is_share(m) ? expose_share(rootfd, m, shares[i], err) : do_mount(rootfd, m, err);
+		r = is_share(m) ? expose_share(rootfd, m, shares[i], err)
+				: do_mount(rootfd, m, err);
 		if (r < 0)
 			return moat_error_prefix(err, "mount %s on %s", m->type, m->dest);
 	}

@@ -123,7 +123,8 @@ static void set_caps(const struct moat_proto_process *p, int cap_last, int rfd)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = {
-		{ (uint32_t)p->cap_effective, (uint32_t)p->cap_permitted, (uint32_t)p->cap_inheritable },
+		{ (uint32_t)p->cap_effective, (uint32_t)p->cap_permitted,
+		  (uint32_t)p->cap_inheritable },
 		{ (uint32_t)(p->cap_effective >> 32), (uint32_t)(p->cap_permitted >> 32),
 		  (uint32_t)(p->cap_inheritable >> 32) },
 	};
@@ -210,8 +211,8 @@ static int enter_cwd(const char *cwd)
 }
 
 struct stdio {
-	int fd[3];   /* what becomes 0, 1 and 2 */
-	bool tty;    /* fd[0] is the pty's slave: make it the controlling tty */
+	int fd[3]; /* what becomes 0, 1 and 2 */
+	bool tty;  /* fd[0] is the pty's slave: make it the controlling tty */
 };
 
 static __attribute__((noreturn)) void child(const struct moat_proto_process *p,
@@ -269,18 +270,21 @@ static __attribute__((noreturn)) void child(const struct moat_proto_process *p,
 static int open_ptmx(int devpts, moat_error *err)
 {
 	struct open_how how = { .flags = O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
-				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV };
+				.resolve =
+					RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV };
 	_cleanup_close_ int fd = -1;
 	struct stat st;
 
 	if (devpts < 0)
-		return moat_error_msg(err, ENOENT, "process.terminal: the container has no devpts "
+		return moat_error_msg(err, ENOENT,
+				      "process.terminal: the container has no devpts "
 				      "mounted on /dev/pts");
 	fd = (int)syscall(SYS_openat2, devpts, "ptmx", &how, sizeof(how));
 	if (fd < 0)
 		return moat_error_set(err, errno, "process.terminal: open /dev/pts/ptmx");
 	if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(5, 2))
-		return moat_error_msg(err, EXDEV, "process.terminal: /dev/pts/ptmx is not the "
+		return moat_error_msg(err, EXDEV,
+				      "process.terminal: /dev/pts/ptmx is not the "
 				      "devpts ptmx device");
 	return TAKE_FD(fd);
 }
@@ -333,9 +337,10 @@ static int check_caps(const struct moat_proto_process *s, int cap_last, moat_err
 		uint64_t v = *(const uint64_t *)((const char *)s + sets[i].off);
 
 		if (v & ~known)
-			return moat_error_msg(err, EINVAL,
-					      "capabilities: %s set has capability %d, the guest kernel's last is %d",
-					      sets[i].name, 63 - __builtin_clzll(v & ~known), cap_last);
+			return moat_error_msg(
+				err, EINVAL,
+				"capabilities: %s set has capability %d, the guest kernel's last is %d",
+				sets[i].name, 63 - __builtin_clzll(v & ~known), cap_last);
 	}
 	return 0;
 }
@@ -355,8 +360,10 @@ struct spawn_fds {
 	int setup[2];              /* the workload's devpts and pty master, to the agent */
 };
 
+/* clang-format off */
 #define SPAWN_FDS_INIT                                                                   \
 	{ { -1, -1 }, { -1, -1 }, { -1, -1 }, -1, -1, { -1, -1 }, { -1, -1 } }
+/* clang-format on */
 
 static void close_spawn_fds(struct spawn_fds *f)
 {
@@ -486,7 +493,8 @@ int agent_spawn(struct agent *a, struct proc *p, const struct moat_proto_process
 			goto out;
 		}
 		if (r < 0)
-			moat_error_msg(err, -r, "the workload's setup sent the agent a bad message");
+			moat_error_msg(err, -r,
+				       "the workload's setup sent the agent a bad message");
 	}
 	if (r == 0)
 		r = take_fds(p, &f, err);

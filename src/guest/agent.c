@@ -148,7 +148,8 @@ static void reap(struct agent *a)
 			for (int w = 0; w < 2; w++) {
 				int n = 0;
 
-				if (p->out_fd[w] >= 0 && ioctl(p->out_fd[w], FIONREAD, &n) == 0 && n > 0)
+				if (p->out_fd[w] >= 0 && ioctl(p->out_fd[w], FIONREAD, &n) == 0 &&
+				    n > 0)
 					p->pending[w] = (size_t)n;
 			}
 			/* The container ends with its workload: what is left goes. */
@@ -172,7 +173,9 @@ static void check_report(struct agent *a, struct proc *p)
 		return;
 	}
 	p->started = true;
-	struct moat_msg m = { .type = MOAT_MSG_STARTED, .id = p->id, .u.started.pid = (uint32_t)p->pid };
+	struct moat_msg m = { .type = MOAT_MSG_STARTED,
+			      .id = p->id,
+			      .u.started.pid = (uint32_t)p->pid };
 
 	agent_send(a, &m);
 }
@@ -200,7 +203,8 @@ static void finish_processes(struct agent *a)
 			free_proc(a, p);
 			continue;
 		}
-		if (open_out && (now < p->reaped_at + AGENT_DRAIN_MS || p->pending[0] || p->pending[1])) {
+		if (open_out &&
+		    (now < p->reaped_at + AGENT_DRAIN_MS || p->pending[0] || p->pending[1])) {
 			i++;
 			continue;
 		}
@@ -249,8 +253,8 @@ static void on_start(struct agent *a, struct moat_msg *m)
 		return;
 	}
 	agent_container_enter(a, &m->u.start);
-	run_process(a, m->id, &m->u.start.process, m->u.start.has_winsize ? &m->u.start.winsize : NULL,
-		    &m->u.start);
+	run_process(a, m->id, &m->u.start.process,
+		    m->u.start.has_winsize ? &m->u.start.winsize : NULL, &m->u.start);
 }
 
 static void on_exec(struct agent *a, struct moat_msg *m)
@@ -278,9 +282,7 @@ static void on_process_message(struct agent *a, struct moat_msg *m)
 		return;
 	}
 	switch (m->type) {
-	case MOAT_MSG_STDIN:
-		agent_queue_stdin(a, p, m->u.data.data, m->u.data.len);
-		break;
+	case MOAT_MSG_STDIN: agent_queue_stdin(a, p, m->u.data.data, m->u.data.len); break;
 	case MOAT_MSG_SIGNAL:
 		if (!p->reaped && kill(p->pid, (int)m->u.signal.signo) < 0)
 			agent_send_error(a, m->id, errno, "SIGNAL %u to process %u: %s",
@@ -291,13 +293,13 @@ static void on_process_message(struct agent *a, struct moat_msg *m)
 				     .ws_col = m->u.resize.winsize.cols };
 
 		if (p->tty_fd < 0)
-			agent_send_error(a, m->id, ENOTTY, "RESIZE: process %u has no terminal", m->id);
+			agent_send_error(a, m->id, ENOTTY, "RESIZE: process %u has no terminal",
+					 m->id);
 		else if (ioctl(p->tty_fd, TIOCSWINSZ, &w) < 0)
 			agent_send_error(a, m->id, errno, "RESIZE: %s", strerror(errno));
 		break;
 	}
-	default:
-		break;
+	default: break;
 	}
 }
 
@@ -313,18 +315,10 @@ static void stop(struct agent *a)
 static void dispatch(struct agent *a, struct moat_msg *m)
 {
 	switch (m->type) {
-	case MOAT_MSG_START:
-		on_start(a, m);
-		break;
-	case MOAT_MSG_EXEC:
-		on_exec(a, m);
-		break;
-	case MOAT_MSG_SHUTDOWN:
-		stop(a);
-		break;
-	default:
-		on_process_message(a, m);
-		break;
+	case MOAT_MSG_START: on_start(a, m); break;
+	case MOAT_MSG_EXEC: on_exec(a, m); break;
+	case MOAT_MSG_SHUTDOWN: stop(a); break;
+	default: on_process_message(a, m); break;
 	}
 }
 
@@ -458,21 +452,15 @@ static void handle_events(struct agent *a, struct pollfd *pfd, struct watch *w, 
 			if (re & POLLOUT)
 				agent_flush(a);
 			break;
-		case ROLE_SIGNALS:
-			reap(a);
-			break;
-		case ROLE_REPORT:
-			check_report(a, p);
-			break;
+		case ROLE_SIGNALS: reap(a); break;
+		case ROLE_REPORT: check_report(a, p); break;
 		case ROLE_STDOUT:
 		case ROLE_STDERR:
 			/* Others in this pass may have filled the queue: wait. */
 			if (a->out.len < AGENT_OUT_HIGH)
 				agent_relay_output(a, p, w[i].role == ROLE_STDOUT ? 0 : 1);
 			break;
-		case ROLE_STDIN:
-			agent_write_stdin(a, p);
-			break;
+		case ROLE_STDIN: agent_write_stdin(a, p); break;
 		}
 	}
 }
@@ -528,8 +516,12 @@ static void send_ready(struct agent *a)
 
 int main(void)
 {
-	static struct agent a = { .port = -1, .sigfd = -1, .debug_port_fd = -1, .devpts_fd = -1,
-				  .wl_pidfd = -1, .cgroup_fd = -1 };
+	static struct agent a = { .port = -1,
+				  .sigfd = -1,
+				  .debug_port_fd = -1,
+				  .devpts_fd = -1,
+				  .wl_pidfd = -1,
+				  .cgroup_fd = -1 };
 	moat_error err = MOAT_ERROR_INIT;
 
 	if (getpid() != 1) {

@@ -72,11 +72,11 @@ enum agent_rootfs_type {
 
 /* From the kernel command line (moat.*). */
 struct agent_config {
-	char port[256];          /* moat.port=PATH; empty: find `moat.0` by name */
+	char port[256];                /* moat.port=PATH; empty: find `moat.0` by name */
 	enum agent_rootfs_type rootfs; /* moat.rootfs=virtiofs|9p */
-	char tag[64];            /* moat.tag=, the rootfs share's tag; default moatroot */
-	bool debugexit;          /* moat.debugexit=1: leave through isa-debug-exit */
-	char error[256];         /* what went wrong at boot (a bad moat.* option, no port access
+	char tag[64];                  /* moat.tag=, the rootfs share's tag; default moatroot */
+	bool debugexit;                /* moat.debugexit=1: leave through isa-debug-exit */
+	char error[256]; /* what went wrong at boot (a bad moat.* option, no port access
 				  * for moat.debugexit, lo down): reported after READY; START
 				  * fails with it */
 };
@@ -86,10 +86,10 @@ struct proc {
 	pid_t pid;
 	bool workload;
 	bool terminal;
-	int err_fd;    /* the child's setup report; EOF: it reached execve */
-	int out_fd[2]; /* stdout, stderr; with a terminal the pty master, -1 */
-	int in_fd;     /* stdin's pipe, or a dup of the pty master; -1 when closed */
-	int tty_fd;    /* the pty master, for RESIZE; -1 without a terminal */
+	int err_fd;         /* the child's setup report; EOF: it reached execve */
+	int out_fd[2];      /* stdout, stderr; with a terminal the pty master, -1 */
+	int in_fd;          /* stdin's pipe, or a dup of the pty master; -1 when closed */
+	int tty_fd;         /* the pty master, for RESIZE; -1 without a terminal */
 	struct moat_buf in; /* stdin the process has not read yet */
 	bool in_close;      /* close stdin once `in` is written */
 	uint32_t credit;    /* stdin consumed and not yet acknowledged */
@@ -105,23 +105,23 @@ struct agent {
 	struct agent_config cfg;
 	int port;
 	int sigfd;
-	int cap_last;           /* the guest kernel's last capability */
-	struct moat_buf out;    /* frames for the host, not yet written */
-	struct moat_buf inb;    /* bytes from the host, not yet a whole frame */
+	int cap_last;        /* the guest kernel's last capability */
+	struct moat_buf out; /* frames for the host, not yet written */
+	struct moat_buf inb; /* bytes from the host, not yet a whole frame */
 	struct proc *procs[AGENT_MAX_PROCS];
 	size_t n_procs;
-	bool started;           /* START was done */
-	bool workload_over;     /* the workload's EXITED (or ERROR) is queued */
-	bool input_broken;      /* the host's stream lost its framing: ignore it */
-	bool stopping;          /* SHUTDOWN, or the host went away */
-	uint64_t deadline;      /* once stopping, power off at this time (ms) */
-	int exit_code;          /* the workload's, for moat.debugexit */
-	bool has_acpi;          /* the guest can power off (else it reboots) */
-	int debug_port_fd;      /* /dev/port, for moat.debugexit without ioperm */
-	int devpts_fd;          /* the container's devpts, where ptys come from; -1: none */
-	int wl_pidfd;           /* the workload, once made (agent-container.c); -1 before */
-	int wl_clone;           /* its namespaces, as CLONE_NEW* flags */
-	int cgroup_fd;          /* the container's cgroup in the guest; -1 before START */
+	bool started;       /* START was done */
+	bool workload_over; /* the workload's EXITED (or ERROR) is queued */
+	bool input_broken;  /* the host's stream lost its framing: ignore it */
+	bool stopping;      /* SHUTDOWN, or the host went away */
+	uint64_t deadline;  /* once stopping, power off at this time (ms) */
+	int exit_code;      /* the workload's, for moat.debugexit */
+	bool has_acpi;      /* the guest can power off (else it reboots) */
+	int debug_port_fd;  /* /dev/port, for moat.debugexit without ioperm */
+	int devpts_fd;      /* the container's devpts, where ptys come from; -1: none */
+	int wl_pidfd;       /* the workload, once made (agent-container.c); -1 before */
+	int wl_clone;       /* its namespaces, as CLONE_NEW* flags */
+	int cgroup_fd;      /* the container's cgroup in the guest; -1 before START */
 };
 
 /* agent.c */

@@ -34,6 +34,7 @@ struct entry {
 	bool is_agent;
 };
 
+/* clang-format off */
 static const struct entry entries[] = {
 	{ "dev", S_IFDIR | 0755, 0, 0, false },
 	{ "dev/console", S_IFCHR | 0600, 5, 1, false },
@@ -43,6 +44,7 @@ static const struct entry entries[] = {
 	{ "rootfs", S_IFDIR | 0755, 0, 0, false },
 	{ "init", S_IFREG | 0755, 0, 0, true },
 };
+/* clang-format on */
 
 static int pad(FILE *f, size_t written)
 {
@@ -59,7 +61,8 @@ static int write_entry(FILE *f, uint32_t ino, const char *name, uint32_t mode, u
 	int n;
 
 	n = fprintf(f, "070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08zX%08X", ino, mode, 0u,
-		    0u, S_ISDIR(mode) ? 2u : 1u, 0u, size, 0u, 0u, rdev_major, rdev_minor, namesize, 0u);
+		    0u, S_ISDIR(mode) ? 2u : 1u, 0u, size, 0u, 0u, rdev_major, rdev_minor, namesize,
+		    0u);
 	if (n != 110 || fwrite(name, 1, namesize, f) != namesize || pad(f, 110 + namesize) < 0)
 		return -1;
 	if (size > 0 && (fwrite(data, 1, size, f) != size || pad(f, size) < 0))
@@ -130,7 +133,8 @@ int main(int argc, char **argv)
 	fd = mkstemp(tmp);
 	created = fd >= 0;
 	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
-		fprintf(stderr, "mkinitramfs: create a file next to %s: %s\n", argv[1], strerror(errno));
+		fprintf(stderr, "mkinitramfs: create a file next to %s: %s\n", argv[1],
+			strerror(errno));
 		goto fail;
 	}
 	fd = -1;

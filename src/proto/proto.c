@@ -158,11 +158,13 @@ static void set_failure(moat_error *err, const char *path, const char *fmt, ...)
 /* "path: what is wrong", and the value to return: always -EBADMSG. */
 #define fail(err, path, ...) (set_failure(err, path, __VA_ARGS__), -EBADMSG)
 
+/* clang-format off */
 static const struct field winsize_fields[] = {
 	{ 1, K_U16, F_REQUIRED, 0, "rows", OFF(struct moat_proto_winsize, rows), NO_OFF, NO_OFF, 0, UINT16_MAX, 0, NULL },
 	{ 2, K_U16, F_REQUIRED, 0, "cols", OFF(struct moat_proto_winsize, cols), NO_OFF, NO_OFF, 0, UINT16_MAX, 0, NULL },
 };
 static const struct object winsize_object = { sizeof(struct moat_proto_winsize), FIELDS(winsize_fields), NULL };
+/* clang-format on */
 
 static void join_path(char *dst, size_t size, const char *path, const char *name, long index)
 {
@@ -184,13 +186,16 @@ static int check_rlimit(const void *obj, const char *path, moat_error *err)
 	return 0;
 }
 
+/* clang-format off */
 static const struct field rlimit_fields[] = {
 	{ 1, K_U32, F_REQUIRED, 0, "type", OFF(struct moat_proto_rlimit, type), NO_OFF, NO_OFF, 0, MOAT_PROTO_MAX_RLIMITS - 1, 0, NULL },
 	{ 2, K_U64, F_REQUIRED, 0, "soft", OFF(struct moat_proto_rlimit, soft), NO_OFF, NO_OFF, 0, UINT64_MAX, 0, NULL },
 	{ 3, K_U64, F_REQUIRED, 0, "hard", OFF(struct moat_proto_rlimit, hard), NO_OFF, NO_OFF, 0, UINT64_MAX, 0, NULL },
 };
 static const struct object rlimit_object = { sizeof(struct moat_proto_rlimit), FIELDS(rlimit_fields), check_rlimit };
+/* clang-format on */
 
+/* clang-format off */
 static const struct field mount_fields[] = {
 	{ 1, K_STR, F_REQUIRED, S_ANY, "type", OFF(struct moat_proto_mount, type), NO_OFF, NO_OFF, 1, MOAT_PROTO_MAX_FSTYPE, 0, NULL },
 	{ 2, K_STR, 0, S_ANY, "source", OFF(struct moat_proto_mount, source), NO_OFF, NO_OFF, 0, MOAT_PROTO_MAX_PATH, 0, NULL },
@@ -199,6 +204,7 @@ static const struct field mount_fields[] = {
 	{ 5, K_STR, 0, S_ANY, "data", OFF(struct moat_proto_mount, data), NO_OFF, NO_OFF, 0, MOAT_PROTO_MAX_MOUNT_DATA, 0, NULL },
 };
 static const struct object mount_object = { sizeof(struct moat_proto_mount), FIELDS(mount_fields), NULL };
+/* clang-format on */
 
 static int check_process(const void *obj, const char *path, moat_error *err)
 {
@@ -223,6 +229,7 @@ static int check_process(const void *obj, const char *path, moat_error *err)
 	return 0;
 }
 
+/* clang-format off */
 #define P(member) OFF(struct moat_proto_process, member)
 static const struct field process_fields[] = {
 	{ 1, K_STR, F_REQUIRED | F_LIST, S_ANY, "args", P(args), P(n_args), NO_OFF, 0, MOAT_PROTO_MAX_STRING, MOAT_PROTO_MAX_ARGS, NULL },
@@ -246,6 +253,7 @@ static const struct field process_fields[] = {
 };
 #undef P
 static const struct object process_object = { sizeof(struct moat_proto_process), FIELDS(process_fields), check_process };
+/* clang-format on */
 
 static int check_resources(const void *obj, const char *path, moat_error *err)
 {
@@ -259,6 +267,7 @@ static int check_resources(const void *obj, const char *path, moat_error *err)
 	return 0;
 }
 
+/* clang-format off */
 #define R(member) OFF(struct moat_proto_resources, member)
 static const struct field resources_fields[] = {
 	{ 1, K_U64, 0, 0, "pids_limit", R(pids_limit), NO_OFF, R(has_pids_limit), 1, MOAT_PROTO_MAX_PIDS_LIMIT, 0, NULL },
@@ -267,7 +276,9 @@ static const struct field resources_fields[] = {
 };
 #undef R
 static const struct object resources_object = { sizeof(struct moat_proto_resources), FIELDS(resources_fields), check_resources };
+/* clang-format on */
 
+/* clang-format off */
 #define M(kind, member) OFF(struct moat_msg, u.kind.member)
 static const struct field start_fields[] = {
 	{ 1, K_OBJ, F_REQUIRED, 0, "process", M(start, process), NO_OFF, NO_OFF, 0, 0, 0, &process_object },
@@ -314,6 +325,7 @@ static const struct field credit_fields[] = {
 	{ 1, K_U32, F_REQUIRED, 0, "bytes", M(credit, bytes), NO_OFF, NO_OFF, 1, MOAT_PROTO_STDIN_WINDOW, 0, NULL },
 };
 #undef M
+/* clang-format on */
 
 static int check_exited(const void *obj, const char *path, moat_error *err)
 {
@@ -326,6 +338,7 @@ static int check_exited(const void *obj, const char *path, moat_error *err)
 
 /* Messages are objects over struct moat_msg (the offsets above include the
  * union), so the generic code needs no per-type glue. */
+/* clang-format off */
 static const struct object start_object = { sizeof(struct moat_msg), FIELDS(start_fields), NULL };
 static const struct object exec_object = { sizeof(struct moat_msg), FIELDS(exec_fields), NULL };
 static const struct object stdin_object = { sizeof(struct moat_msg), FIELDS(stdin_fields), NULL };
@@ -338,6 +351,7 @@ static const struct object output_object = { sizeof(struct moat_msg), FIELDS(out
 static const struct object exited_object = { sizeof(struct moat_msg), FIELDS(exited_fields), check_exited };
 static const struct object error_object = { sizeof(struct moat_msg), FIELDS(error_fields), NULL };
 static const struct object credit_object = { sizeof(struct moat_msg), FIELDS(credit_fields), NULL };
+/* clang-format on */
 
 enum id_rule {
 	ID_ZERO,    /* about the agent */
@@ -410,9 +424,7 @@ static void free_field(const struct field *f, void *base)
 		break;
 	case K_BYTES:
 	case K_U32_ARRAY:
-	case K_BPF:
-		free(*AT(base, f->off, void *));
-		break;
+	case K_BPF: free(*AT(base, f->off, void *)); break;
 	case K_OBJ:
 		if (f->flags & F_LIST) {
 			char *v = *AT(base, f->off, char *);
@@ -424,8 +436,7 @@ static void free_field(const struct field *f, void *base)
 			free_object(f->obj, AT(base, f->off, char));
 		}
 		break;
-	default:
-		break;
+	default: break;
 	}
 }
 
@@ -507,8 +518,7 @@ static int check_string(const struct field *f, const uint8_t *v, size_t len, con
 			if (v[i] < 0x20 || v[i] == 0x7f)
 				return fail(err, path, "contains control character 0x%02x", v[i]);
 		break;
-	default:
-		break;
+	default: break;
 	}
 	return 0;
 }
@@ -520,14 +530,17 @@ static int decode_object(const struct object *o, const uint8_t *p, size_t len, v
 static int decode_int(const struct field *f, const struct tlv *t, void *slot, const char *path,
 		      moat_error *err)
 {
-	static const size_t widths[] = { [K_BOOL] = 1, [K_U8] = 1, [K_U16] = 2, [K_U32] = 4, [K_U64] = 8 };
+	static const size_t widths[] = {
+		[K_BOOL] = 1, [K_U8] = 1, [K_U16] = 2, [K_U32] = 4, [K_U64] = 8
+	};
 	uint64_t v;
 
 	if (t->len != widths[f->kind])
 		return fail(err, path, "length %u, expected %zu", t->len, widths[f->kind]);
 	v = get_le(t->value, t->len);
 	if ((f->flags & F_MASK) && (v & ~f->max) != 0)
-		return fail(err, path, "unsupported bits 0x%llx", (unsigned long long)(v & ~f->max));
+		return fail(err, path, "unsupported bits 0x%llx",
+			    (unsigned long long)(v & ~f->max));
 	if (v < f->min || v > f->max)
 		return fail(err, path, "value %llu out of range %llu..%llu", (unsigned long long)v,
 			    (unsigned long long)f->min, (unsigned long long)f->max);
@@ -545,8 +558,8 @@ static int decode_int(const struct field *f, const struct tlv *t, void *slot, co
 }
 
 /* A string (NUL-terminated, checked as the field says) or bytes, of a length in range. */
-static int decode_bytes(const struct field *f, const struct tlv *t, void *slot,
-			const char *path, moat_error *err)
+static int decode_bytes(const struct field *f, const struct tlv *t, void *slot, const char *path,
+			moat_error *err)
 {
 	bool str = f->kind == K_STR;
 	uint8_t *v;
@@ -568,8 +581,8 @@ static int decode_bytes(const struct field *f, const struct tlv *t, void *slot,
 }
 
 /* An array of u32, or a classic BPF program: fixed-width entries, a count in range. */
-static int decode_array(const struct field *f, const struct tlv *t, void *slot,
-			const char *path, moat_error *err)
+static int decode_array(const struct field *f, const struct tlv *t, void *slot, const char *path,
+			moat_error *err)
 {
 	size_t width = f->kind == K_BPF ? BPF_INSN_SIZE : 4;
 	uint64_t n;
@@ -611,18 +624,13 @@ static int decode_value(const struct field *f, const struct tlv *t, void *slot, 
 	case K_U8:
 	case K_U16:
 	case K_U32:
-	case K_U64:
-		return decode_int(f, t, slot, path, err);
+	case K_U64: return decode_int(f, t, slot, path, err);
 	case K_STR:
-	case K_BYTES:
-		return decode_bytes(f, t, slot, path, err);
+	case K_BYTES: return decode_bytes(f, t, slot, path, err);
 	case K_U32_ARRAY:
-	case K_BPF:
-		return decode_array(f, t, slot, path, err);
-	case K_OBJ:
-		return decode_object(f->obj, t->value, t->len, slot, path, err);
-	default:
-		return fail(err, path, "internal error: unknown field kind");
+	case K_BPF: return decode_array(f, t, slot, path, err);
+	case K_OBJ: return decode_object(f->obj, t->value, t->len, slot, path, err);
+	default: return fail(err, path, "internal error: unknown field kind");
 	}
 }
 
@@ -747,8 +755,10 @@ int moat_proto_decode(enum moat_proto_peer from, const uint8_t *buf, size_t len,
 	type = (uint16_t)get_le(buf + 4, 2);
 	id = (uint32_t)get_le(buf + 6, 4);
 	if (plen > MOAT_PROTO_MAX_PAYLOAD)
-		return moat_error_msg(err, EMSGSIZE, "frame of type %u: payload of %u bytes is over the limit of %d",
-				      type, plen, MOAT_PROTO_MAX_PAYLOAD);
+		return moat_error_msg(
+			err, EMSGSIZE,
+			"frame of type %u: payload of %u bytes is over the limit of %d", type, plen,
+			MOAT_PROTO_MAX_PAYLOAD);
 	if (len - MOAT_PROTO_HEADER_SIZE < plen)
 		return 0;
 	/* From here on the frame can be skipped whatever is wrong inside it. */
@@ -757,8 +767,9 @@ int moat_proto_decode(enum moat_proto_peer from, const uint8_t *buf, size_t len,
 	if (d == NULL)
 		return moat_error_msg(err, EBADMSG, "unknown message type 0x%02x", type);
 	if (d->sender != from)
-		return moat_error_msg(err, EBADMSG, "message type 0x%02x (%s) is not one the %s sends",
-				      type, d->name, peer_name(from));
+		return moat_error_msg(err, EBADMSG,
+				      "message type 0x%02x (%s) is not one the %s sends", type,
+				      d->name, peer_name(from));
 	if (d->id == ID_ZERO && id != 0)
 		return moat_error_msg(err, EBADMSG, "%s: id must be 0, not %u", d->name, id);
 	if (d->id == ID_PROCESS && id == 0)
@@ -794,8 +805,8 @@ struct enc {
 	size_t frame;
 };
 
-static int encode_object(const struct object *o, const void *base, struct enc *e,
-			 const char *path, moat_error *err);
+static int encode_object(const struct object *o, const void *base, struct enc *e, const char *path,
+			 moat_error *err);
 
 static int encode_value(const struct field *f, const void *slot, size_t n, struct enc *e,
 			const char *path, moat_error *err)
@@ -811,21 +822,11 @@ static int encode_value(const struct field *f, const void *slot, size_t n, struc
 		return fail(err, path, "message too large");
 	start = begin_tlv(b, f->tag);
 	switch (f->kind) {
-	case K_BOOL:
-		append_le(b, *(const bool *)slot ? 1 : 0, 1);
-		break;
-	case K_U8:
-		append_le(b, *(const uint8_t *)slot, 1);
-		break;
-	case K_U16:
-		append_le(b, *(const uint16_t *)slot, 2);
-		break;
-	case K_U32:
-		append_le(b, *(const uint32_t *)slot, 4);
-		break;
-	case K_U64:
-		append_le(b, *(const uint64_t *)slot, 8);
-		break;
+	case K_BOOL: append_le(b, *(const bool *)slot ? 1 : 0, 1); break;
+	case K_U8: append_le(b, *(const uint8_t *)slot, 1); break;
+	case K_U16: append_le(b, *(const uint16_t *)slot, 2); break;
+	case K_U32: append_le(b, *(const uint32_t *)slot, 4); break;
+	case K_U64: append_le(b, *(const uint64_t *)slot, 8); break;
 	case K_STR: {
 		const char *s = *(const char *const *)slot;
 		size_t l = strnlen(s, (size_t)MOAT_PROTO_MAX_PAYLOAD + 1);
@@ -850,7 +851,8 @@ static int encode_value(const struct field *f, const void *slot, size_t n, struc
 		if (n > MOAT_PROTO_MAX_PAYLOAD / BPF_INSN_SIZE)
 			return fail(err, path, "%zu instructions is too many", n);
 		for (size_t i = 0; i < n; i++) {
-			const struct sock_filter *ins = &(*(const struct sock_filter *const *)slot)[i];
+			const struct sock_filter *ins =
+				&(*(const struct sock_filter *const *)slot)[i];
 
 			append_le(b, ins->code, 2);
 			append_le(b, ins->jt, 1);
@@ -858,9 +860,7 @@ static int encode_value(const struct field *f, const void *slot, size_t n, struc
 			append_le(b, ins->k, 4);
 		}
 		break;
-	case K_OBJ:
-		r = encode_object(f->obj, slot, e, path, err);
-		break;
+	case K_OBJ: r = encode_object(f->obj, slot, e, path, err); break;
 	}
 	end_tlv(b, start);
 	return r;
@@ -874,16 +874,11 @@ static bool present(const struct field *f, const void *base)
 	if (f->has_off != NO_OFF)
 		return *AT(base, f->has_off, const bool);
 	switch (f->kind) {
-	case K_BOOL:
-		return *AT(base, f->off, const bool);
-	case K_U8:
-		return *AT(base, f->off, const uint8_t) != 0;
-	case K_U16:
-		return *AT(base, f->off, const uint16_t) != 0;
-	case K_U32:
-		return *AT(base, f->off, const uint32_t) != 0;
-	case K_U64:
-		return *AT(base, f->off, const uint64_t) != 0;
+	case K_BOOL: return *AT(base, f->off, const bool);
+	case K_U8: return *AT(base, f->off, const uint8_t) != 0;
+	case K_U16: return *AT(base, f->off, const uint16_t) != 0;
+	case K_U32: return *AT(base, f->off, const uint32_t) != 0;
+	case K_U64: return *AT(base, f->off, const uint64_t) != 0;
 	default:
 		/* An array given as NULL with a count is caught as missing. */
 		return *AT(base, f->off, void *const) != NULL ||
@@ -891,8 +886,8 @@ static bool present(const struct field *f, const void *base)
 	}
 }
 
-static int encode_object(const struct object *o, const void *base, struct enc *e,
-			 const char *path, moat_error *err)
+static int encode_object(const struct object *o, const void *base, struct enc *e, const char *path,
+			 moat_error *err)
 {
 	for (size_t i = 0; i < o->n_fields; i++) {
 		const struct field *f = &o->fields[i];
@@ -923,8 +918,9 @@ static int encode_object(const struct object *o, const void *base, struct enc *e
 			continue;
 		/* A required pointer that is NULL: nothing to send (empty bytes
 		 * are fine as long as there are none). */
-		if ((f->kind == K_STR || ((f->kind == K_BYTES || f->kind == K_U32_ARRAY ||
-					   f->kind == K_BPF) && n > 0)) &&
+		if ((f->kind == K_STR ||
+		     ((f->kind == K_BYTES || f->kind == K_U32_ARRAY || f->kind == K_BPF) &&
+		      n > 0)) &&
 		    *AT(base, f->off, void *const) == NULL)
 			return fail(err, fpath, "missing");
 		if (f->kind == K_BPF && *AT(base, f->off, void *const) != NULL && n == 0)
@@ -959,15 +955,17 @@ int moat_proto_encode(enum moat_proto_peer sender, const struct moat_msg *msg, s
 		size_t plen = out->len - start - MOAT_PROTO_HEADER_SIZE;
 
 		out->len = start;
-		return moat_error_msg(err, EMSGSIZE, "%s: payload of %zu bytes is over the limit of %d",
-				      d->name, plen, MOAT_PROTO_MAX_PAYLOAD);
+		return moat_error_msg(err, EMSGSIZE,
+				      "%s: payload of %zu bytes is over the limit of %d", d->name,
+				      plen, MOAT_PROTO_MAX_PAYLOAD);
 	}
 	put_le(out->data + start, out->len - start - MOAT_PROTO_HEADER_SIZE, 4);
 	/* What the receiver will check, checked here with the same code. */
 	r = moat_proto_decode(sender, out->data + start, out->len - start, &used, &check, err);
 	if (r <= 0) {
 		out->len = start;
-		return r < 0 ? r : moat_error_msg(err, EINVAL, "%s: encoded frame incomplete", d->name);
+		return r < 0 ? r
+			     : moat_error_msg(err, EINVAL, "%s: encoded frame incomplete", d->name);
 	}
 	moat_msg_clear(&check);
 	return 0;

@@ -132,7 +132,8 @@ static int make_rootfs(struct opts *o)
 	if (mkdtemp(o->rootfs) == NULL)
 		return -1;
 	chmod(o->rootfs, 0755);
-	static const char *dirs[] = { "bin", "etc", "etc/moat-data", "proc", "sys", "dev", "tmp", "mnt" };
+	static const char *dirs[] = { "bin", "etc", "etc/moat-data", "proc",
+				      "sys", "dev", "tmp",           "mnt" };
 	for (size_t i = 0; i < MOAT_ARRAY_SIZE(dirs); i++) {
 		snprintf(path, sizeof(path), "%s/%s", o->rootfs, dirs[i]);
 		mkdir(path, 0755);
@@ -176,7 +177,8 @@ static pid_t spawn_logged(char *const argv[], const char *log, int agent_fd)
 	if (pid == 0) {
 		/* out of the way of the fds opened next */
 		int agent = agent_fd < 0 ? -1 : fcntl(agent_fd, F_DUPFD, 10);
-		int in = open("/dev/null", O_RDONLY), out = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int in = open("/dev/null", O_RDONLY),
+		    out = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		dup2(in, 0);
 		dup2(out, 1);
@@ -209,8 +211,8 @@ static int start_virtiofsd(struct vm *vm, const char *vsock)
 	snprintf(vlog, sizeof(vlog), "%s/virtiofsd.log", vm->dir);
 	snprintf(src, sizeof(src), "source=%s", vm->o->rootfs);
 	snprintf(sockarg, sizeof(sockarg), "--socket-path=%s", vsock);
-	char *vargv[] = { VIRTIOFSD, sockarg, "-o", src, "-o", "cache=auto",
-			  "-o", "sandbox=chroot", NULL };
+	char *vargv[] = { VIRTIOFSD, sockarg,          "-o", src, "-o", "cache=auto",
+			  "-o",      "sandbox=chroot", NULL };
 	vm->vfsd = spawn_logged(vargv, vlog, -1);
 	return wait_path(vsock, 5000) ? 0 : -1;
 }
@@ -243,10 +245,15 @@ static int start_qemu(struct vm *vm, const char *vsock, bool debugexit)
 	struct moat_vm_choice choice = { MOAT_ISOLATION_MICROVM, MOAT_VM_ACCEL_TCG,
 					 mem ? (uint32_t)strtoul(mem, NULL, 10) : 256, 1 };
 	char console[256], qlog[256];
-	struct moat_vm_launch l = { .qemu = QEMU, .qemu_fd = -1, .kernel = vm->o->kernel,
-				    .initramfs = vm->o->initrd, .rootfs = vm->o->rootfs,
-				    .console_log = console, .vm = &choice,
-				    .virtiofs_socket = vsock, .debug_exit = debugexit,
+	struct moat_vm_launch l = { .qemu = QEMU,
+				    .qemu_fd = -1,
+				    .kernel = vm->o->kernel,
+				    .initramfs = vm->o->initrd,
+				    .rootfs = vm->o->rootfs,
+				    .console_log = console,
+				    .vm = &choice,
+				    .virtiofs_socket = vsock,
+				    .debug_exit = debugexit,
 				    .kernel_messages = vm->o->verbose };
 	char **argv;
 	int sp[2];
@@ -298,36 +305,32 @@ static void handle(struct vm *vm, struct moat_msg *m)
 		return;
 	case MOAT_MSG_ERROR:
 		if (m->id == 0 || r == NULL)
-			snprintf(vm->agent_error, sizeof(vm->agent_error), "%s", m->u.error.message);
+			snprintf(vm->agent_error, sizeof(vm->agent_error), "%s",
+				 m->u.error.message);
 		else
 			snprintf(r->error, sizeof(r->error), "%s", m->u.error.message);
 		if (vm->o->verbose)
 			fprintf(stderr, "#    error: %s\n", m->u.error.message);
 		return;
-	default:
-		break;
+	default: break;
 	}
 	if (r == NULL)
 		return;
 	switch (m->type) {
-	case MOAT_MSG_STARTED:
-		r->started = true;
-		break;
+	case MOAT_MSG_STARTED: r->started = true; break;
 	case MOAT_MSG_OUTPUT:
 		if (m->u.data.len == 0)
 			r->eof[m->u.data.stream - 1] = true;
 		else
-			moat_buf_append(&r->out[m->u.data.stream - 1], m->u.data.data, m->u.data.len);
+			moat_buf_append(&r->out[m->u.data.stream - 1], m->u.data.data,
+					m->u.data.len);
 		break;
 	case MOAT_MSG_EXITED:
 		r->exited = true;
 		r->code = moat_proto_exit_code(&m->u.exited);
 		break;
-	case MOAT_MSG_CREDIT:
-		r->window += m->u.credit.bytes;
-		break;
-	default:
-		break;
+	case MOAT_MSG_CREDIT: r->window += m->u.credit.bytes; break;
+	default: break;
 	}
 }
 
@@ -356,7 +359,8 @@ static void pump(struct vm *vm, int ms)
 
 		if (n <= 0 && !(n < 0 && errno == EAGAIN)) {
 			if (vm->o->verbose)
-				fprintf(stderr, "# socket closed: %s\n", n == 0 ? "end of file" : strerror(errno));
+				fprintf(stderr, "# socket closed: %s\n",
+					n == 0 ? "end of file" : strerror(errno));
 			vm->closed = true;
 			return;
 		}
@@ -367,7 +371,8 @@ static void pump(struct vm *vm, int ms)
 		moat_error err = MOAT_ERROR_INIT;
 		struct moat_msg m;
 		size_t used;
-		int r = moat_proto_decode(MOAT_PEER_GUEST, vm->in.data, vm->in.len, &used, &m, &err);
+		int r = moat_proto_decode(MOAT_PEER_GUEST, vm->in.data, vm->in.len, &used, &m,
+					  &err);
 
 		if (r == 0)
 			break;
@@ -386,12 +391,12 @@ static void pump(struct vm *vm, int ms)
 	}
 }
 
-#define WAIT_FOR(vm, cond, ms)                                              \
-	({                                                                  \
-		uint64_t _end = now_ms() + (ms);                            \
-		while (!(cond) && !(vm)->closed && now_ms() < _end)         \
-			pump((vm), 20);                                     \
-		(cond);                                                     \
+#define WAIT_FOR(vm, cond, ms)                                      \
+	({                                                          \
+		uint64_t _end = now_ms() + (ms);                    \
+		while (!(cond) && !(vm)->closed && now_ms() < _end) \
+			pump((vm), 20);                             \
+		(cond);                                             \
 	})
 
 static void vm_send(struct vm *vm, const struct moat_msg *m)
@@ -507,10 +512,10 @@ static void vm_cleanup(struct vm *vm, bool passed)
 static char *base_env[] = { "PATH=/bin", "HOME=/", "TERM=xterm" };
 
 /* Docker's default capabilities. */
-#define DEFAULT_CAPS                                                                         \
-	((1ULL << 0) | (1ULL << 1) | (1ULL << 3) | (1ULL << 4) | (1ULL << 5) | (1ULL << 6) | \
-	 (1ULL << 7) | (1ULL << 8) | (1ULL << 10) | (1ULL << 13) | (1ULL << 18) |            \
-	 (1ULL << 27) | (1ULL << 29) | (1ULL << 31))
+#define DEFAULT_CAPS                                                                             \
+	((1ULL << 0) | (1ULL << 1) | (1ULL << 3) | (1ULL << 4) | (1ULL << 5) | (1ULL << 6) |     \
+	 (1ULL << 7) | (1ULL << 8) | (1ULL << 10) | (1ULL << 13) | (1ULL << 18) | (1ULL << 27) | \
+	 (1ULL << 29) | (1ULL << 31))
 
 static struct moat_proto_process spec(char **args)
 {
@@ -526,8 +531,9 @@ static struct moat_proto_process spec(char **args)
 }
 
 static struct moat_proto_mount default_mounts[] = {
-	{ "proc", "proc", "/proc", 0x2 | 0x4 | 0x8, NULL },                  /* nosuid nodev noexec */
-	{ "tmpfs", "tmpfs", "/dev", 0x2 | (1 << 24), "mode=755,size=65536k" }, /* nosuid strictatime */
+	{ "proc", "proc", "/proc", 0x2 | 0x4 | 0x8, NULL }, /* nosuid nodev noexec */
+	{ "tmpfs", "tmpfs", "/dev", 0x2 | (1 << 24),
+	  "mode=755,size=65536k" }, /* nosuid strictatime */
 	{ "devpts", "devpts", "/dev/pts", 0x2 | 0x8, "newinstance,ptmxmode=0666,mode=0620" },
 	{ "tmpfs", "shm", "/dev/shm", 0x2 | 0x4 | 0x8, "mode=1777,size=65536k" },
 	{ "mqueue", "mqueue", "/dev/mqueue", 0x2 | 0x4 | 0x8, NULL },
@@ -579,8 +585,8 @@ static void show(struct vm *vm)
 
 		if (!r->started && !r->error[0] && !r->out[0].len)
 			continue;
-		fprintf(stderr, "#  id %d: started=%d exited=%d code=%d error=\"%s\"\n", i, r->started,
-			r->exited, r->code, r->error);
+		fprintf(stderr, "#  id %d: started=%d exited=%d code=%d error=\"%s\"\n", i,
+			r->started, r->exited, r->code, r->error);
 		for (int s = 0; s < 2; s++)
 			if (r->out[s].len)
 				fprintf(stderr, "#   %s: %.*s\n", s ? "stderr" : "stdout",
@@ -591,13 +597,13 @@ static void show(struct vm *vm)
 		fprintf(stderr, "#  agent error: %s\n", vm->agent_error);
 }
 
-#define CHECK(vm, cond)                                                            \
-	do {                                                                       \
-		if (!(cond)) {                                                     \
+#define CHECK(vm, cond)                                                                            \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
 			fprintf(stderr, "# %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			show(vm);                                                  \
-			return false;                                              \
-		}                                                                  \
+			show(vm);                                                                  \
+			return false;                                                              \
+		}                                                                                  \
 	} while (0)
 
 #define EXITED(vm, id) WAIT_FOR(vm, (vm)->r[id].exited, STEP_TIMEOUT_MS)
@@ -633,9 +639,11 @@ static bool case_signal_kill(struct vm *vm)
 
 static bool case_user_caps_limits(struct vm *vm)
 {
-	char *args[] = { "sh", "-c",
-			 "id; grep -E '^(Cap|NoNewPrivs|Seccomp:)' /proc/self/status; ulimit -n; umask; pwd",
-			 NULL };
+	char *args[] = {
+		"sh", "-c",
+		"id; grep -E '^(Cap|NoNewPrivs|Seccomp:)' /proc/self/status; ulimit -n; umask; pwd",
+		NULL
+	};
 	static uint32_t groups[] = { 10, 20 };
 	static struct moat_proto_rlimit rl[] = { { 7, 123, 456 } };
 	struct moat_proto_process p = spec(args);
@@ -645,7 +653,8 @@ static bool case_user_caps_limits(struct vm *vm)
 	p.gid = 1001;
 	p.groups = groups;
 	p.n_groups = 2;
-	p.cap_bounding = p.cap_effective = p.cap_permitted = p.cap_inheritable = p.cap_ambient = caps;
+	p.cap_bounding = p.cap_effective = p.cap_permitted = p.cap_inheritable = p.cap_ambient =
+		caps;
 	p.rlimits = rl;
 	p.n_rlimits = 1;
 	p.has_umask = true;
@@ -753,7 +762,8 @@ static bool case_exec(struct vm *vm)
 
 static bool case_terminal(struct vm *vm)
 {
-	char *args[] = { "sh", "-c", "stty size; tty; read x; stty size; echo got:$x; exit 5", NULL };
+	char *args[] = { "sh", "-c", "stty size; tty; read x; stty size; echo got:$x; exit 5",
+			 NULL };
 	struct moat_proto_process p = spec(args);
 	struct moat_proto_winsize ws = { 24, 80 };
 
@@ -816,16 +826,19 @@ static bool case_output_flood(struct vm *vm)
 
 static bool case_mounts(struct vm *vm)
 {
-	char *args[] = { "sh", "-c",
-			 "cat /mnt/data/hello; touch /mnt/data/x; touch /newfile; "
-			 "touch /tmp/ok && echo tmp-ok; ls /dev; grep -c ' /mnt/escaped ' /proc/self/mountinfo; "
-			 "ls -ld /dev/shm; echo mq=$(grep -c ' /dev/mqueue mqueue ' /proc/self/mounts)",
-			 NULL };
+	char *args[] = {
+		"sh", "-c",
+		"cat /mnt/data/hello; touch /mnt/data/x; touch /newfile; "
+		"touch /tmp/ok && echo tmp-ok; ls /dev; grep -c ' /mnt/escaped ' /proc/self/mountinfo; "
+		"ls -ld /dev/shm; echo mq=$(grep -c ' /dev/mqueue mqueue ' /proc/self/mounts)",
+		NULL
+	};
 	struct moat_proto_mount mounts[MOAT_ARRAY_SIZE(default_mounts) + 2];
 
 	memcpy(mounts, default_mounts, sizeof(default_mounts));
 	mounts[MOAT_ARRAY_SIZE(default_mounts)] =
-		(struct moat_proto_mount){ "bind", "/etc/moat-data", "/mnt/data", 0x1000 | 0x4000 | 1, NULL };
+		(struct moat_proto_mount){ "bind", "/etc/moat-data", "/mnt/data",
+					   0x1000 | 0x4000 | 1, NULL };
 	/* "/escape" is a symlink to ../../../../../mnt: it must resolve inside the rootfs. */
 	mounts[MOAT_ARRAY_SIZE(default_mounts) + 1] =
 		(struct moat_proto_mount){ "tmpfs", "tmpfs", "/escape/escaped", 0, NULL };
@@ -835,8 +848,8 @@ static bool case_mounts(struct vm *vm)
 	CHECK(vm, out_has(&vm->r[1], 1, "touch: /mnt/data/x: Read-only file system"));
 	CHECK(vm, out_has(&vm->r[1], 1, "touch: /newfile: Read-only file system"));
 	CHECK(vm, out_has(&vm->r[1], 0, "tmp-ok"));
-	static const char *devs[] = { "null", "zero", "full", "random", "urandom", "tty", "ptmx",
-				      "pts", "shm", "fd", "stdin", "stdout", "stderr" };
+	static const char *devs[] = { "null", "zero", "full", "random", "urandom", "tty",   "ptmx",
+				      "pts",  "shm",  "fd",   "stdin",  "stdout",  "stderr" };
 	for (size_t i = 0; i < MOAT_ARRAY_SIZE(devs); i++) {
 		char line[32];
 
@@ -892,7 +905,8 @@ static bool case_bad_frame(struct vm *vm)
  * still in the pipe behind a full queue; none of it may be lost. */
 static bool case_slow_reader(struct vm *vm)
 {
-	char *args[] = { "sh", "-c", "head -c 2000000 /dev/zero | tr '\\0' x; echo wrote >&2", NULL };
+	char *args[] = { "sh", "-c", "head -c 2000000 /dev/zero | tr '\\0' x; echo wrote >&2",
+			 NULL };
 	uint64_t end = now_ms() + 60000;
 
 	send_start(vm, 1, spec(args), NULL, 0, false, NULL);
@@ -967,11 +981,13 @@ static bool case_shutdown_running(struct vm *vm)
  * terminal of its own. */
 static bool case_orphans_and_exec_tty(struct vm *vm)
 {
-	char *args[] = { "sh", "-c",
-			 "for i in 1 2 3; do sh -c 'sleep 0.2 &'; done; sleep 1; "
-			 "echo zombies=$(ps -o stat | grep -c '^Z') init=$(ps -o pid,comm | grep -c '^ *1 init$'); "
-			 "exec sleep 100",
-			 NULL };
+	char *args[] = {
+		"sh", "-c",
+		"for i in 1 2 3; do sh -c 'sleep 0.2 &'; done; sleep 1; "
+		"echo zombies=$(ps -o stat | grep -c '^Z') init=$(ps -o pid,comm | grep -c '^ *1 init$'); "
+		"exec sleep 100",
+		NULL
+	};
 	char *targs[] = { "sh", "-c", "tty; stty size", NULL };
 	struct moat_msg m = { .type = MOAT_MSG_EXEC, .id = 2 };
 
@@ -1049,7 +1065,8 @@ static bool run_case(const struct opts *o, const struct smoke_case *c, const cha
 
 		fprintf(stderr, "# QEMU exited %d, expected %d (isa-debug-exit); the agent said:\n",
 			status, c->debugexit_code);
-		snprintf(cmd, sizeof(cmd), "grep -o 'moat.debugexit:.*' %s/console.log | sed 's/^/#   /' >&2",
+		snprintf(cmd, sizeof(cmd),
+			 "grep -o 'moat.debugexit:.*' %s/console.log | sed 's/^/#   /' >&2",
 			 vm.dir);
 		if (system(cmd) != 0)
 			fprintf(stderr, "#   nothing\n");
@@ -1088,8 +1105,9 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "--verbose") == 0)
 			o.verbose = true;
 		else {
-			fprintf(stderr, "usage: agent-smoke --kernel K --initrd I [--fs virtiofs|9p|both] "
-					"[--busybox B] [--only NAME] [--verbose]\n");
+			fprintf(stderr,
+				"usage: agent-smoke --kernel K --initrd I [--fs virtiofs|9p|both] "
+				"[--busybox B] [--only NAME] [--verbose]\n");
 			return 2;
 		}
 	}
@@ -1121,8 +1139,8 @@ int main(int argc, char **argv)
 				continue;
 			ok = run_case(&o, &cases[i], fss[f], &secs);
 			failures += !ok;
-			printf("%s %d - %s (%s) %.1fs\n", ok ? "ok" : "not ok", ++n, cases[i].name, fss[f],
-			       secs);
+			printf("%s %d - %s (%s) %.1fs\n", ok ? "ok" : "not ok", ++n, cases[i].name,
+			       fss[f], secs);
 			fflush(stdout);
 		}
 	{

@@ -14,11 +14,11 @@
 #include "cgroup/cgroup-internal.h"
 
 struct fake_cgroup {
-	char base[64];       /* the temp dir */
-	char root[128];      /* the fake fs root, in base */
+	char base[64];  /* the temp dir */
+	char root[128]; /* the fake fs root, in base */
 	char mountinfo[128];
-	FILE *mi;            /* the mountinfo being written, until fake_cg_done() */
-	char *log;           /* "path=value\n" per write, path relative to root, and any lines
+	FILE *mi;  /* the mountinfo being written, until fake_cg_done() */
+	char *log; /* "path=value\n" per write, path relative to root, and any lines
 			      * a test adds with fake_cg_log() */
 };
 extern struct fake_cgroup fake;

@@ -43,9 +43,9 @@
 
 #define UNIFIED "/sys/fs/cgroup/unified"
 
-#define assert_ok(expr, err)                                                          \
-	do {                                                                          \
-		if ((expr) < 0)                                                       \
+#define assert_ok(expr, err)                                                           \
+	do {                                                                           \
+		if ((expr) < 0)                                                        \
 			fail_msg("%s: %s", #expr, (err)->msg ? (err)->msg : "(none)"); \
 	} while (0)
 
@@ -228,20 +228,20 @@ static uint64_t run(const struct cg_dev_prog *p, uint32_t type, uint32_t major, 
 
 	while (pc < p->n) {
 		const struct bpf_insn *in = &p->insns[pc++];
-		uint64_t src = BPF_SRC(in->code) == BPF_X ? r[in->src_reg]
-							  : (uint64_t)(int64_t)in->imm;
+		uint64_t src =
+			BPF_SRC(in->code) == BPF_X ? r[in->src_reg] : (uint64_t)(int64_t)in->imm;
 
 		assert_true(in->dst_reg < MAX_BPF_REG && in->src_reg < MAX_BPF_REG);
 		switch (BPF_CLASS(in->code)) {
-		case BPF_LDX:
-			r[in->dst_reg] = load_ctx(in, &ctx);
-			break;
+		case BPF_LDX: r[in->dst_reg] = load_ctx(in, &ctx); break;
 		case BPF_ALU64:
 			switch (BPF_OP(in->code)) {
 			case BPF_MOV: r[in->dst_reg] = src; break;
 			case BPF_AND: r[in->dst_reg] &= src; break;
 			case BPF_RSH: r[in->dst_reg] >>= src; break;
-			default: fail_msg("alu op %#x is not one the compiler emits", BPF_OP(in->code));
+			default:
+				fail_msg("alu op %#x is not one the compiler emits",
+					 BPF_OP(in->code));
 			}
 			break;
 		case BPF_JMP:
@@ -264,13 +264,13 @@ static uint64_t run(const struct cg_dev_prog *p, uint32_t type, uint32_t major, 
 static uint32_t access_bits(const char *a)
 {
 	return (strchr(a, 'r') ? BPF_DEVCG_ACC_READ : 0) |
-	       (strchr(a, 'w') ? BPF_DEVCG_ACC_WRITE : 0) | (strchr(a, 'm') ? BPF_DEVCG_ACC_MKNOD : 0);
+	       (strchr(a, 'w') ? BPF_DEVCG_ACC_WRITE : 0) |
+	       (strchr(a, 'm') ? BPF_DEVCG_ACC_MKNOD : 0);
 }
 
 /* Each probe is "<b|c> <major>:<minor> <accesses> <+ allowed | - denied>"; listed (may be
  * NULL) are the devices linux.devices lists, as make_listed() reads them. */
-static void decides_listed(const char *json, const char *const *listed,
-			   const char *const *probes)
+static void decides_listed(const char *json, const char *const *listed, const char *const *probes)
 {
 	struct cg_dev_prog *p = compile_listed(json, listed);
 	const char *why;
@@ -281,8 +281,9 @@ static void decides_listed(const char *json, const char *const *listed,
 		unsigned major, minor;
 		uint64_t got;
 
-		assert_int_equal(sscanf(probes[i], "%c %u:%u %3s %c", &type, &major, &minor, acc,
-					&verdict), 5);
+		assert_int_equal(
+			sscanf(probes[i], "%c %u:%u %3s %c", &type, &major, &minor, acc, &verdict),
+			5);
 		got = run(p, type == 'b' ? BPF_DEVCG_DEV_BLOCK : BPF_DEVCG_DEV_CHAR, major, minor,
 			  access_bits(acc));
 		if (got != (verdict == '+'))
@@ -351,7 +352,8 @@ static void test_decides_last_match(void **state)
 	/* accesses allowed by different rules add up */
 	decides("{\"devices\": [{\"allow\": true, \"type\": \"c\", \"major\": 1, \"access\": \"r\"},"
 		" {\"allow\": true, \"type\": \"c\", \"minor\": 100, \"access\": \"w\"}]}",
-		PROBES("c 1:100 rw +", "c 1:101 rw -", "c 1:101 r +", "c 2:100 w +", "c 2:100 r -"));
+		PROBES("c 1:100 rw +", "c 1:101 rw -", "c 1:101 r +", "c 2:100 w +",
+		       "c 2:100 r -"));
 }
 
 static void test_decides_wildcards(void **state)
@@ -402,8 +404,8 @@ static void test_decides_listed(void **state)
 	/* a deny wider than the device (a whole major, every char device) does not count */
 	decides_listed("{\"devices\": [{\"allow\": false, \"type\": \"c\", \"major\": 10}]}",
 		       LISTED("c 10:666"), PROBES("c 10:666 rwm +", "c 10:200 r -"));
-	decides_listed("{\"devices\": [{\"allow\": false, \"type\": \"c\"}]}",
-		       LISTED("c 10:666"), PROBES("c 10:666 rwm +", "c 10:200 r -"));
+	decides_listed("{\"devices\": [{\"allow\": false, \"type\": \"c\"}]}", LISTED("c 10:666"),
+		       PROBES("c 10:666 rwm +", "c 10:200 r -"));
 	/* a deny of the device itself does, for the accesses it names */
 	decides_listed("{\"devices\": [{\"allow\": false, \"access\": \"rwm\"},"
 		       " {\"allow\": false, \"type\": \"c\", \"major\": 10, \"minor\": 666,"
@@ -463,7 +465,8 @@ static void compile_fails(const char *json, int code, const char *msg)
 
 static void struct_fails(const char *type, const char *access, const char *msg)
 {
-	struct oci_device_cgroup d = { .allow = true, .type = (char *)type,
+	struct oci_device_cgroup d = { .allow = true,
+				       .type = (char *)type,
 				       .access = (char *)access };
 	struct oci_device_cgroup *list[] = { &d };
 	struct cg_allows allows = default_allows();
@@ -484,19 +487,22 @@ static void test_refuses_bad_rules(void **state)
 
 	/* the config parser refuses these already; this module does not rely on it */
 	struct_fails("x", "rwm", "linux.resources.devices[0].type: 'x' is not a, b or c");
-	struct_fails("c", "rx", "linux.resources.devices[0].access: 'rx' is not made of r, w and m");
+	struct_fails("c", "rx",
+		     "linux.resources.devices[0].access: 'rx' is not made of r, w and m");
 	compile_fails("{\"devices\": [{\"allow\": true, \"access\": \"\"}]}", EINVAL,
 		      "linux.resources.devices[0].access: '' is not made of r, w and m");
 	compile_fails("{\"devices\": [{\"allow\": true, \"type\": \"c\", \"major\": -2}]}", EINVAL,
 		      "linux.resources.devices[0].major: -2 is not -1 (any) or 0..4294967295");
-	compile_fails("{\"devices\": [{\"allow\": true, \"type\": \"c\", \"minor\": 4294967296}]}",
-		      EINVAL,
-		      "linux.resources.devices[0].minor: 4294967296 is not -1 (any) or 0..4294967295");
+	compile_fails(
+		"{\"devices\": [{\"allow\": true, \"type\": \"c\", \"minor\": 4294967296}]}",
+		EINVAL,
+		"linux.resources.devices[0].minor: 4294967296 is not -1 (any) or 0..4294967295");
 	/* more rules than a program the kernel takes can hold */
 	json = xstrdup("{\"devices\": [");
 	for (i = 0; i < 600; i++) {
 		char *more = xasprintf("%s%s{\"allow\": true, \"type\": \"c\", \"major\": 1, "
-				       "\"minor\": %zu}", json, i ? "," : "", i);
+				       "\"minor\": %zu}",
+				       json, i ? "," : "", i);
 
 		free(json);
 		json = more;
@@ -504,8 +510,9 @@ static void test_refuses_bad_rules(void **state)
 	len = strlen(json);
 	json = xrealloc(json, len + 3);
 	memcpy(json + len, "]}", 3);
-	compile_fails(json, E2BIG, "linux.resources.devices: 600 rules make a device filter of "
-				   "4270 instructions, more than the 4096 the kernel takes");
+	compile_fails(json, E2BIG,
+		      "linux.resources.devices: 600 rules make a device filter of "
+		      "4270 instructions, more than the 4096 the kernel takes");
 	free(json);
 }
 
@@ -541,8 +548,8 @@ enum fake_layout {
 
 /* What these tests watch beyond the fake's log (fake-cgroup.h). */
 static struct {
-	struct cg_dev_prog *last;  /* the last program handed over */
-	int attach_result;         /* what the hook returns */
+	struct cg_dev_prog *last; /* the last program handed over */
+	int attach_result;        /* what the hook returns */
 } F;
 
 /* What the kernel makes in a new cgroup directory, for the controllers this fake has. */
@@ -580,8 +587,7 @@ static void hook_wrote(const char *path, const char *value, void *data)
 	}
 }
 
-static int hook_devices_prog(const char *dir, const struct bpf_insn *insns, size_t n,
-			     void *data)
+static int hook_devices_prog(const char *dir, const struct bpf_insn *insns, size_t n, void *data)
 {
 	fake_cg_log("%s: filter", fake_cg_rel(dir));
 	cg_dev_prog_free(F.last);
@@ -716,9 +722,9 @@ static void test_wiring_v2_create(void **state)
 	cg = create_ok("{\"pids\": {\"limit\": 10}, \"devices\": [{\"allow\": true, \"type\": "
 		       "\"c\", \"major\": 10, \"minor\": 200, \"access\": \"rw\"}]}");
 	assert_string_equal(fake.log, "cgroup.subtree_control=+pids\n"
-				   "moat/cgroup.subtree_control=+pids\n"
-				   "moat/c1: filter\n"
-				   "moat/c1/pids.max=10\n");
+				      "moat/cgroup.subtree_control=+pids\n"
+				      "moat/c1: filter\n"
+				      "moat/c1/pids.max=10\n");
 	assert_true(last_allows('c', 10, 200, "rw"));
 	assert_false(last_allows('c', 10, 200, "m"));
 	assert_true(last_allows('c', 5, 2, "rw"));
@@ -804,8 +810,8 @@ static void test_wiring_hybrid_v1_devices(void **state)
 		       "\"minor\": 200, \"access\": \"rw\"}]}");
 	assert_null(strstr(fake.log, "filter"));
 	assert_non_null(strstr(fake.log, "devices/moat/c1/devices.deny=a\n"
-				      "devices/moat/c1/devices.allow=c 10:200 rw\n"
-				      "devices/moat/c1/devices.allow=c 1:3 rwm\n"));
+					 "devices/moat/c1/devices.allow=c 10:200 rw\n"
+					 "devices/moat/c1/devices.allow=c 1:3 rwm\n"));
 	assert_non_null(strstr(fake.log, "devices/moat/c1/devices.allow=c 136:* rwm\n"));
 	moat_cgroup_free(cg);
 }
@@ -831,8 +837,10 @@ static void test_wiring_failures(void **state)
 		     "linux.resources.devices[1].major: -2 is not -1 (any) or 0..4294967295");
 	assert_null(strstr(fake.log, "filter"));
 	F.attach_result = -EPERM;
-	snprintf(want, sizeof(want), "linux.resources.devices: attach the device filter to "
-		 "'%s/moat/c1': Operation not permitted", fake.root);
+	snprintf(want, sizeof(want),
+		 "linux.resources.devices: attach the device filter to "
+		 "'%s/moat/c1': Operation not permitted",
+		 fake.root);
 	create_fails("{\"pids\": {\"limit\": 10}}", want);
 	/* the filter went first: nothing was written to the cgroup */
 	assert_null(strstr(fake.log, "pids.max"));
@@ -840,8 +848,10 @@ static void test_wiring_failures(void **state)
 
 	fake_setup(FAKE_HYBRID_NO_DEVS);
 	F.attach_result = -EPERM;
-	snprintf(want, sizeof(want), "linux.resources.devices: attach the device filter to "
-		 "'%s/unified/moat/c1': Operation not permitted", fake.root);
+	snprintf(want, sizeof(want),
+		 "linux.resources.devices: attach the device filter to "
+		 "'%s/unified/moat/c1': Operation not permitted",
+		 fake.root);
 	create_fails("{\"devices\": []}", want);
 }
 
@@ -851,12 +861,12 @@ static void test_wiring_failures(void **state)
 #define RACE_UPDATES 50    /* updates while a child keeps opening a device both filters deny */
 
 static struct {
-	char skip[256];  /* why the real tests cannot run here; "" when they can */
-	char name[64];   /* moat-unit-devices-<pid> */
+	char skip[256]; /* why the real tests cannot run here; "" when they can */
+	char name[64];  /* moat-unit-devices-<pid> */
 	char cg[PATH_MAX];
 	char cg_e2e[PATH_MAX]; /* the one moat_cgroup_create makes */
 	int cgfd;
-	char tmp[64];    /* device nodes are made here */
+	char tmp[64]; /* device nodes are made here */
 	int tmpfd;
 } R;
 
@@ -898,8 +908,10 @@ static void real_check_host(void)
 	if (fd >= 0)
 		close(fd);
 	if (fd >= 0 || errno != ENXIO)
-		snprintf(R.skip, sizeof(R.skip), "opening char 1:100 outside the test cgroup gives "
-			 "%s, not ENXIO", fd >= 0 ? "success" : strerror(errno));
+		snprintf(R.skip, sizeof(R.skip),
+			 "opening char 1:100 outside the test cgroup gives "
+			 "%s, not ENXIO",
+			 fd >= 0 ? "success" : strerror(errno));
 }
 
 static int real_setup(void **state)
@@ -913,8 +925,9 @@ static int real_setup(void **state)
 	R.tmpfd = open(R.tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(R.tmpfd >= 0);
 	for (i = 0; i < MOAT_ARRAY_SIZE(nodes) && geteuid() == 0; i++)
-		assert_int_equal(mknodat(R.tmpfd, nodes[i].name, S_IFCHR | 0600,
-					 makedev(1, nodes[i].minor)), 0);
+		assert_int_equal(
+			mknodat(R.tmpfd, nodes[i].name, S_IFCHR | 0600, makedev(1, nodes[i].minor)),
+			0);
 	real_check_host();
 	if (R.skip[0] != '\0')
 		return 0;
@@ -967,12 +980,12 @@ static int real_teardown(void **state)
 	return r;
 }
 
-#define REAL_OR_SKIP()                                              \
-	do {                                                        \
-		if (R.skip[0] != '\0') {                            \
-			fprintf(stderr, "# SKIP %s\n", R.skip);     \
-			skip();                                     \
-		}                                                   \
+#define REAL_OR_SKIP()                                          \
+	do {                                                    \
+		if (R.skip[0] != '\0') {                        \
+			fprintf(stderr, "# SKIP %s\n", R.skip); \
+			skip();                                 \
+		}                                               \
 	} while (0)
 
 /* In a child that first moves itself into the cgroup cgfd: open path with flags, or (path
@@ -1336,7 +1349,8 @@ static void test_real_pure_v2_cgroup(void **state)
 	/* an update without devices leaves the filter */
 	res = parse_res("{\"pids\": {\"limit\": 10}}");
 	first = ids[0];
-	if (moat_cgroup_update(cg, res, NULL, 0, &err) == 0) /* no pids controller on this cgroup2 */
+	if (moat_cgroup_update(cg, res, NULL, 0, &err) ==
+	    0) /* no pids controller on this cgroup2 */
 		fail_msg("pids.limit applied without a pids controller");
 	moat_error_clear(&err);
 	oci_resources_free(res);
@@ -1372,15 +1386,18 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_real_default_deny, real_setup, real_teardown),
 		cmocka_unit_test_setup_teardown(test_real_allow_rule, real_setup, real_teardown),
 		cmocka_unit_test_setup_teardown(test_real_listed, real_setup, real_teardown),
-		cmocka_unit_test_setup_teardown(test_real_deny_after_allow, real_setup, real_teardown),
+		cmocka_unit_test_setup_teardown(test_real_deny_after_allow, real_setup,
+						real_teardown),
 		cmocka_unit_test_setup_teardown(test_real_wildcards, real_setup, real_teardown),
 		cmocka_unit_test_setup_teardown(test_real_type_all, real_setup, real_teardown),
 		cmocka_unit_test_setup_teardown(test_real_read_only, real_setup, real_teardown),
 		cmocka_unit_test_setup_teardown(test_real_mknod_needs_m, real_setup, real_teardown),
-		cmocka_unit_test_setup_teardown(test_real_update_replaces, real_setup, real_teardown),
+		cmocka_unit_test_setup_teardown(test_real_update_replaces, real_setup,
+						real_teardown),
 		cmocka_unit_test_setup_teardown(test_real_update_keeps_foreign, real_setup,
 						real_teardown),
-		cmocka_unit_test_setup_teardown(test_real_pure_v2_cgroup, real_setup, real_teardown),
+		cmocka_unit_test_setup_teardown(test_real_pure_v2_cgroup, real_setup,
+						real_teardown),
 	};
 
 	return cmocka_run_group_tests_name("cgroup-devices", tests, NULL, NULL);

@@ -34,9 +34,9 @@
 #define MAXMEM "9223372036854771712\n"
 #define CG "/moat/c1"
 
-#define assert_ok(expr, err)                                                          \
-	do {                                                                          \
-		if ((expr) < 0)                                                       \
+#define assert_ok(expr, err)                                                           \
+	do {                                                                           \
+		if ((expr) < 0)                                                        \
 			fail_msg("%s: %s", #expr, (err)->msg ? (err)->msg : "(none)"); \
 	} while (0)
 
@@ -336,10 +336,10 @@ static const struct moat_hugetlb_stats *find_hugetlb(const struct moat_cgroup_st
 	return NULL;
 }
 
-#define assert_stat(st, v)                          \
-	do {                                        \
-		assert_true((st).present);          \
-		assert_int_equal((st).value, (v));  \
+#define assert_stat(st, v)                         \
+	do {                                       \
+		assert_true((st).present);         \
+		assert_int_equal((st).value, (v)); \
 	} while (0)
 
 static uint64_t ticks_ns(uint64_t ticks)
@@ -470,7 +470,7 @@ static void test_v2_values(void **state)
 	assert_stat(s->memory.usage.usage, 1048576);
 	assert_stat(s->memory.usage.limit, UINT64_MAX); /* "max" */
 	assert_stat(s->memory.usage.max, 3145728);
-	assert_stat(s->memory.usage.failcnt, 5);         /* memory.events max */
+	assert_stat(s->memory.usage.failcnt, 5);           /* memory.events max */
 	assert_stat(s->memory.swap.usage, 4096 + 1048576); /* memory+swap, as v1 counts it */
 	assert_stat(s->memory.swap.limit, UINT64_MAX);
 	assert_false(s->memory.swap.max.present);
@@ -489,7 +489,7 @@ static void test_v2_values(void **state)
 	assert_int_equal(s->n_hugetlb, 1);
 	assert_stat(find_hugetlb(s, "2MB")->usage, 2097152);
 	assert_false(find_hugetlb(s, "2MB")->max.present); /* v2 keeps no peak */
-	assert_stat(find_hugetlb(s, "2MB")->failcnt, 3);  /* .events max */
+	assert_stat(find_hugetlb(s, "2MB")->failcnt, 3);   /* .events max */
 	moat_cgroup_stats_free(s);
 }
 

@@ -102,8 +102,8 @@ static const struct fake_file v2_files[] = {
 
 /* Every v1 hierarchy a kernel can have, net_cls and net_prio sharing one as they often do. */
 static const char *const v1_hiers[] = {
-	"cpu", "cpuacct", "cpuset", "memory", "devices", "freezer", "blkio", "pids", "hugetlb",
-	"net_cls,net_prio", "rdma", "systemd",
+	"cpu",   "cpuacct", "cpuset",  "memory",           "devices", "freezer",
+	"blkio", "pids",    "hugetlb", "net_cls,net_prio", "rdma",    "systemd",
 };
 /* What this project's machines have: see shared/notes/platform-facts.md. */
 static const char *const hybrid_hiers[] = {
@@ -114,13 +114,13 @@ static const char *const hybrid_hiers[] = {
 
 /* What the tests vary in the fake (fake-cgroup.h has the rest). */
 static struct {
-	const char *v2_ctrls;   /* cgroup.controllers of the unified hierarchy */
-	bool no_bfq;            /* a kernel without BFQ: no blkio.bfq.* files */
-	bool kmem_ignored;      /* memory.kmem.limit_in_bytes takes writes and ignores them */
-	bool no_kmem;           /* a kernel without memory.kmem.* files */
-	bool no_rt;             /* a kernel without CONFIG_RT_GROUP_SCHED: no cpu.rt_* files */
-	const char *full_file;  /* made as /dev/full, so writes to it fail with ENOSPC */
-	char *filters;          /* a line per v2 device filter installed: its cgroup's directory */
+	const char *v2_ctrls;  /* cgroup.controllers of the unified hierarchy */
+	bool no_bfq;           /* a kernel without BFQ: no blkio.bfq.* files */
+	bool kmem_ignored;     /* memory.kmem.limit_in_bytes takes writes and ignores them */
+	bool no_kmem;          /* a kernel without memory.kmem.* files */
+	bool no_rt;            /* a kernel without CONFIG_RT_GROUP_SCHED: no cpu.rt_* files */
+	const char *full_file; /* made as /dev/full, so writes to it fail with ENOSPC */
+	char *filters;         /* a line per v2 device filter installed: its cgroup's directory */
 } F;
 
 static bool in_list(const char *list, const char *name, const char *seps)
@@ -146,11 +146,13 @@ static void populate(int dirfd, const char *mnt, bool v2)
 
 	fake_cg_put(dirfd, "cgroup.procs", "");
 	for (i = 0; v2 && i < MOAT_ARRAY_SIZE(v2_files); i++)
-		if (strcmp(v2_files[i].ctrl, "cgroup") == 0 || in_list(F.v2_ctrls, v2_files[i].ctrl, " "))
+		if (strcmp(v2_files[i].ctrl, "cgroup") == 0 ||
+		    in_list(F.v2_ctrls, v2_files[i].ctrl, " "))
 			fake_cg_put(dirfd, v2_files[i].name,
 				    v2_files[i].content ? v2_files[i].content : F.v2_ctrls);
 	for (i = 0; !v2 && i < MOAT_ARRAY_SIZE(v1_files); i++)
-		if (in_list(base, v1_files[i].ctrl, ",") && !(F.no_bfq && strstr(v1_files[i].name, "bfq")) &&
+		if (in_list(base, v1_files[i].ctrl, ",") &&
+		    !(F.no_bfq && strstr(v1_files[i].name, "bfq")) &&
 		    !(F.no_kmem && strstr(v1_files[i].name, ".kmem.")) &&
 		    !(F.no_rt && strstr(v1_files[i].name, ".rt_")))
 			fake_cg_put(dirfd, v1_files[i].name, v1_files[i].content);
@@ -199,7 +201,8 @@ static void hook_wrote(const char *path, const char *value, void *data)
 		char events[PATH_MAX];
 		int fd;
 
-		snprintf(events, sizeof(events), "%.*s/cgroup.events", (int)(file - path - 1), path);
+		snprintf(events, sizeof(events), "%.*s/cgroup.events", (int)(file - path - 1),
+			 path);
 		fd = open(events, O_WRONLY | O_TRUNC | O_CLOEXEC);
 		assert_true(fd >= 0);
 		dprintf(fd, "populated 0\nfrozen %c\n", value[0]);
@@ -217,8 +220,7 @@ static void hook_wrote(const char *path, const char *value, void *data)
 }
 
 /* The v2 device filter (test-cgroup-devices.c tests what it decides): note where it went. */
-static int hook_devices_prog(const char *dir, const struct bpf_insn *insns, size_t n,
-			     void *data)
+static int hook_devices_prog(const char *dir, const struct bpf_insn *insns, size_t n, void *data)
 {
 	const char *rel = fake_cg_rel(dir);
 	size_t add = strlen(rel) + 1, len = F.filters ? strlen(F.filters) : 0;
@@ -248,14 +250,16 @@ static void make_hier(int id, const char *name, bool v2)
 	if (v2)
 		fake_cg_mount(id, id, mnt, "cgroup2", "nsdelegate");
 	else
-		fake_cg_mount(id, id, mnt, "cgroup", strcmp(name, "systemd") == 0 ? "name=systemd" : name);
+		fake_cg_mount(id, id, mnt, "cgroup",
+			      strcmp(name, "systemd") == 0 ? "name=systemd" : name);
 }
 
 static void fake_setup(enum moat_cgroup_layout layout)
 {
 	const char *const *hiers = layout == MOAT_CGROUP_HYBRID ? hybrid_hiers : v1_hiers;
 	size_t n = layout == MOAT_CGROUP_HYBRID ? MOAT_ARRAY_SIZE(hybrid_hiers)
-						: MOAT_ARRAY_SIZE(v1_hiers), i;
+						: MOAT_ARRAY_SIZE(v1_hiers),
+	       i;
 	char cpuset[PATH_MAX + 16];
 	int fd;
 
@@ -300,8 +304,9 @@ static int fake_teardown(void **state)
 static void assert_no_leftovers(void)
 {
 	static const char *const places[] = {
-		"moat", "cpu/moat", "cpuset/moat", "memory/moat", "devices/moat", "pids/moat",
-		"systemd/moat", "unified/moat", "blkio/moat", "freezer/moat", "cpu-again/moat",
+		"moat",         "cpu/moat",     "cpuset/moat",    "memory/moat",
+		"devices/moat", "pids/moat",    "systemd/moat",   "unified/moat",
+		"blkio/moat",   "freezer/moat", "cpu-again/moat",
 	};
 	size_t i;
 
@@ -320,9 +325,9 @@ static struct oci_resources *parse_res(const char *json)
 	return r;
 }
 
-#define assert_ok(expr, err)                                                          \
-	do {                                                                          \
-		if ((expr) < 0)                                                       \
+#define assert_ok(expr, err)                                                           \
+	do {                                                                           \
+		if ((expr) < 0)                                                        \
 			fail_msg("%s: %s", #expr, (err)->msg ? (err)->msg : "(none)"); \
 	} while (0)
 
@@ -391,7 +396,8 @@ static void test_resolve_path(void **state)
 
 	refuses("/a/../b", "x", false, "linux.cgroupsPath: '..' is not allowed in '/a/../b'");
 	refuses("a/./b", "x", false, "linux.cgroupsPath: '.' is not allowed in '/moat/a/./b'");
-	refuses("/", "x", false, "linux.cgroupsPath: '/' is the root cgroup, not one for a container");
+	refuses("/", "x", false,
+		"linux.cgroupsPath: '/' is the root cgroup, not one for a container");
 	refuses("//", "x", false,
 		"linux.cgroupsPath: '//' is the root cgroup, not one for a container");
 	refuses("/a\nb", "x", false, "linux.cgroupsPath: control character in '/a\nb'");
@@ -408,14 +414,15 @@ static void test_resolve_path(void **state)
 		"linux.cgroupsPath: 'system' is not a slice (name.slice)");
 	refuses("a--b.slice:p:n", "x", true,
 		"linux.cgroupsPath: 'a--b.slice' is not a valid slice name");
-	refuses("system.slice:p:../n", "x", true, "linux.cgroupsPath: '/' in 'system.slice:p:../n'");
+	refuses("system.slice:p:../n", "x", true,
+		"linux.cgroupsPath: '/' in 'system.slice:p:../n'");
 }
 
 /* ---- detection ----------------------------------------------------------------------------- */
 
 static void detects(enum moat_cgroup_layout layout)
 {
-	enum moat_cgroup_layout got = (enum moat_cgroup_layout)-1;
+	enum moat_cgroup_layout got = (enum moat_cgroup_layout) - 1;
 	moat_error err = MOAT_ERROR_INIT;
 
 	fake_setup(layout);
@@ -445,7 +452,8 @@ static void test_detect(void **state)
 
 /* ---- v1 ------------------------------------------------------------------------------------ */
 
-static const char rich_v1[] = "{"
+static const char rich_v1[] =
+	"{"
 	"\"devices\": [{\"allow\": false, \"access\": \"rwm\"},"
 	"  {\"allow\": true, \"type\": \"c\", \"major\": 10, \"minor\": 200, \"access\": \"rw\"},"
 	"  {\"allow\": true, \"type\": \"b\", \"major\": 8, \"access\": \"r\"}],"
@@ -543,19 +551,19 @@ static void test_v1_memory_order(void **state)
 	fake_setup(MOAT_CGROUP_V1);
 	cg = create_ok("/moat/c1", "{\"memory\": {\"limit\": 1000000, \"swap\": 2000000}}");
 	assert_non_null(strstr(fake.log, "memory/moat/c1/memory.limit_in_bytes=1000000\n"
-				      "memory/moat/c1/memory.memsw.limit_in_bytes=2000000\n"));
+					 "memory/moat/c1/memory.memsw.limit_in_bytes=2000000\n"));
 	fake_cg_log_reset();
 	up = parse_res("{\"memory\": {\"limit\": 3000000, \"swap\": 4000000}}");
 	assert_ok(moat_cgroup_update(cg, up, NULL, 0, &err), &err);
 	/* an update without a devices list leaves the device rules alone */
 	assert_string_equal(fake.log, "memory/moat/c1/memory.memsw.limit_in_bytes=4000000\n"
-				   "memory/moat/c1/memory.limit_in_bytes=3000000\n");
+				      "memory/moat/c1/memory.limit_in_bytes=3000000\n");
 	oci_resources_free(up);
 	fake_cg_log_reset();
 	up = parse_res("{\"memory\": {\"limit\": 1000000, \"swap\": 1500000}}");
 	assert_ok(moat_cgroup_update(cg, up, NULL, 0, &err), &err);
 	assert_string_equal(fake.log, "memory/moat/c1/memory.limit_in_bytes=1000000\n"
-				   "memory/moat/c1/memory.memsw.limit_in_bytes=1500000\n");
+				      "memory/moat/c1/memory.memsw.limit_in_bytes=1500000\n");
 	oci_resources_free(up);
 	moat_cgroup_free(cg);
 }
@@ -597,14 +605,15 @@ static void test_v1_default_devices(void **state)
 	fake_setup(MOAT_CGROUP_V1);
 	cg = create_ok("/moat/c1", NULL);
 	assert_non_null(strstr(fake.log, "devices/moat/c1/devices.deny=a\n"
-				      "devices/moat/c1/devices.allow=c 1:3 rwm\n"));
+					 "devices/moat/c1/devices.allow=c 1:3 rwm\n"));
 	assert_null(strstr(fake.log, "memory/"));
 	moat_cgroup_free(cg);
 }
 
 /* ---- v2 ------------------------------------------------------------------------------------ */
 
-static const char rich_v2[] = "{"
+static const char rich_v2[] =
+	"{"
 	"\"memory\": {\"limit\": 1073741824, \"reservation\": 536870912, \"swap\": 2147483648,"
 	"  \"useHierarchy\": true, \"disableOOMKiller\": false},"
 	"\"cpu\": {\"shares\": 1024, \"quota\": 50000, \"period\": 100000, \"burst\": 1000,"
@@ -618,6 +627,7 @@ static const char rich_v2[] = "{"
 	"\"unified\": {\"memory.high\": \"900000000\", \"cgroup.max.descendants\": \"10\"}"
 	"}";
 
+/* clang-format off */
 #define ENABLE(dir)                                  \
 	dir "cgroup.subtree_control=+cpu\n"          \
 	dir "cgroup.subtree_control=+cpuset\n"       \
@@ -648,6 +658,7 @@ static const char rich_v2_writes[] =
 	"moat/c1/rdma.max=mlx5_1 hca_handle=3\n"
 	"moat/c1/memory.high=900000000\n"
 	"moat/c1/cgroup.max.descendants=10\n";
+/* clang-format on */
 
 static void test_v2_resources(void **state)
 {
@@ -687,7 +698,8 @@ static void test_v2_cpu_max_update(void **state)
 
 /* ---- hybrid -------------------------------------------------------------------------------- */
 
-static const char rich_hybrid[] = "{"
+static const char rich_hybrid[] =
+	"{"
 	"\"memory\": {\"limit\": 67108864},"
 	"\"pids\": {\"limit\": -1},"
 	"\"hugepageLimits\": [{\"pageSize\": \"2MB\", \"limit\": 209715200}],"
@@ -701,12 +713,12 @@ static void test_hybrid_resources(void **state)
 	fake_setup(MOAT_CGROUP_HYBRID);
 	cg = create_ok("/moat/c1", rich_hybrid);
 	assert_non_null(strstr(fake.log, "memory/moat/c1/memory.limit_in_bytes=67108864\n"
-				      "pids/moat/c1/pids.max=max\n"
-				      "unified/moat/c1/hugetlb.2MB.max=209715200\n"
-				      "unified/moat/c1/hugetlb.1GB.max=0\n"));
+					 "pids/moat/c1/pids.max=max\n"
+					 "unified/moat/c1/hugetlb.2MB.max=209715200\n"
+					 "unified/moat/c1/hugetlb.1GB.max=0\n"));
 	/* hugetlb lives on the unified side only: enabled there, from the root down */
 	assert_non_null(strstr(fake.log, "unified/cgroup.subtree_control=+hugetlb\n"
-				      "unified/moat/cgroup.subtree_control=+hugetlb\n"));
+					 "unified/moat/cgroup.subtree_control=+hugetlb\n"));
 	assert_true(fake_cg_exists("unified/moat/c1"));
 	assert_true(fake_cg_exists("systemd/moat/c1"));
 	/* the v1 devices hierarchy takes the device rules: no eBPF filter besides */
@@ -761,8 +773,9 @@ static void test_unsupported_hybrid(void **state)
 	create_fails("{\"network\": {\"priorities\": [{\"name\": \"eth0\", \"priority\": 1}]}}",
 		     "linux.resources.network.priorities[0]: not supported on this host "
 		     "(no net_prio controller)");
-	create_fails("{\"rdma\": {\"mlx5_1\": {\"hcaHandles\": 1}}}",
-		     "linux.resources.rdma.mlx5_1: not supported on this host (no rdma controller)");
+	create_fails(
+		"{\"rdma\": {\"mlx5_1\": {\"hcaHandles\": 1}}}",
+		"linux.resources.rdma.mlx5_1: not supported on this host (no rdma controller)");
 	create_fails("{\"unified\": {\"memory.high\": \"1\"}}",
 		     "linux.resources.unified[\"memory.high\"]: the memory controller is on "
 		     "cgroup v1 on this host, not on the unified hierarchy");
@@ -801,15 +814,17 @@ static void test_unsupported_v2(void **state)
 		     "subtract (swap counts memory+swap)");
 	create_fails("{\"blockIO\": {\"weight\": 5}}",
 		     "linux.resources.blockIO.weight: 5 is outside 10..1000");
-	create_fails("{\"blockIO\": {\"weightDevice\": [{\"major\": 8, \"minor\": 0, "
-		     "\"leafWeight\": 50}]}}",
-		     "linux.resources.blockIO.weightDevice[0].leafWeight: not supported on cgroup v2");
+	create_fails(
+		"{\"blockIO\": {\"weightDevice\": [{\"major\": 8, \"minor\": 0, "
+		"\"leafWeight\": 50}]}}",
+		"linux.resources.blockIO.weightDevice[0].leafWeight: not supported on cgroup v2");
 	create_fails("{\"unified\": {\"cgroup.procs\": \"1\"}}",
 		     "linux.resources.unified[\"cgroup.procs\"]: moat manages this file itself");
 	create_fails("{\"unified\": {\"../x.y\": \"1\"}}",
 		     "linux.resources.unified[\"../x.y\"]: not a cgroup v2 file name");
-	create_fails("{\"unified\": {\"nope.max\": \"1\"}}",
-		     "linux.resources.unified[\"nope.max\"]: no cgroup v2 controller is called 'nope'");
+	create_fails(
+		"{\"unified\": {\"nope.max\": \"1\"}}",
+		"linux.resources.unified[\"nope.max\"]: no cgroup v2 controller is called 'nope'");
 	create_fails("{\"unified\": {\"memory.nonexistent\": \"1\"}}",
 		     "linux.resources.unified[\"memory.nonexistent\"]: not supported on this host "
 		     "(no memory.nonexistent)");
@@ -845,8 +860,9 @@ static void assert_ignored(const struct moat_cgroup *cg, const char *field, cons
 		assert_string_equal(got, why);
 }
 
-#define KMEM_IGNORED "the kernel has no kernel-memory limit (a write to " \
-		     "memory.kmem.limit_in_bytes has no effect)"
+#define KMEM_IGNORED                                         \
+	"the kernel has no kernel-memory limit (a write to " \
+	"memory.kmem.limit_in_bytes has no effect)"
 
 /* issue 14 (20): since Linux 6.1 memory.kmem.limit_in_bytes takes a write and ignores it. */
 static void test_kernel_memory_ignored_v1(void **state)
@@ -863,8 +879,8 @@ static void test_kernel_memory_ignored_v1(void **state)
 	assert_ignored(cg, "linux.resources.memory.kernel", KMEM_IGNORED);
 	assert_ignored(cg, "linux.resources.memory.kernelTCP", NULL);
 	assert_null(oci_string_map_get(moat_cgroup_applied(cg), "linux.resources.memory.kernel"));
-	assert_non_null(oci_string_map_get(moat_cgroup_applied(cg),
-					   "linux.resources.memory.kernelTCP"));
+	assert_non_null(
+		oci_string_map_get(moat_cgroup_applied(cg), "linux.resources.memory.kernelTCP"));
 	assert_non_null(strstr(fake.log, "memory/moat/c1/memory.limit_in_bytes=67108864\n"));
 	/* update: the same */
 	up = parse_res("{\"memory\": {\"kernel\": 2097152}}");
@@ -887,11 +903,12 @@ static void test_kernel_memory_ignored_v1(void **state)
 	/* one without the files */
 	F.no_kmem = true;
 	fake_setup(MOAT_CGROUP_V1);
-	cg = create_warns("{\"memory\": {\"kernel\": 1048576, \"kernelTCP\": 4096}}",
-			  "linux.resources.memory.kernel: ignored: the kernel has no kernel-memory "
-			  "limit (no memory.kmem.limit_in_bytes); linux.resources.memory.kernelTCP: "
-			  "ignored: the kernel has no limit of its own for TCP buffers (no "
-			  "memory.kmem.tcp.limit_in_bytes)");
+	cg = create_warns(
+		"{\"memory\": {\"kernel\": 1048576, \"kernelTCP\": 4096}}",
+		"linux.resources.memory.kernel: ignored: the kernel has no kernel-memory "
+		"limit (no memory.kmem.limit_in_bytes); linux.resources.memory.kernelTCP: "
+		"ignored: the kernel has no limit of its own for TCP buffers (no "
+		"memory.kmem.tcp.limit_in_bytes)");
 	assert_null(strstr(fake.log, "kmem"));
 	moat_cgroup_free(cg);
 }
@@ -901,10 +918,11 @@ static void test_kernel_memory_ignored_v2(void **state)
 	struct moat_cgroup *cg;
 
 	fake_setup(MOAT_CGROUP_V2);
-	cg = create_warns("{\"memory\": {\"kernel\": 1, \"kernelTCP\": 2, \"limit\": 4096}}",
-			  "linux.resources.memory.kernel: ignored: the kernel has no kernel-memory "
-			  "limit on cgroup v2; linux.resources.memory.kernelTCP: ignored: the kernel "
-			  "has no limit of its own for TCP buffers on cgroup v2");
+	cg = create_warns(
+		"{\"memory\": {\"kernel\": 1, \"kernelTCP\": 2, \"limit\": 4096}}",
+		"linux.resources.memory.kernel: ignored: the kernel has no kernel-memory "
+		"limit on cgroup v2; linux.resources.memory.kernelTCP: ignored: the kernel "
+		"has no limit of its own for TCP buffers on cgroup v2");
 	assert_ignored(cg, "linux.resources.memory.kernel",
 		       "the kernel has no kernel-memory limit on cgroup v2");
 	assert_ignored(cg, "linux.resources.memory.kernelTCP",
@@ -925,8 +943,9 @@ static void test_kernel_memory_ignored_v2(void **state)
 static void test_rt_share(void **state)
 {
 	static const int64_t periods[] = { 1, 1000, 100000, 1000000, 3000000 };
-	static const uint64_t shares[] = { 0, 1, 2, 1000, 996147, CG_RT_UNIT - 1, CG_RT_UNIT,
-					   3 * CG_RT_UNIT + 5 };
+	static const uint64_t shares[] = {
+		0, 1, 2, 1000, 996147, CG_RT_UNIT - 1, CG_RT_UNIT, 3 * CG_RT_UNIT + 5
+	};
 	size_t i, j;
 
 	assert_int_equal(cg_rt_share(950000, 1000000), 996147);
@@ -956,10 +975,18 @@ static void test_v1_listed_devices(void **state)
 	static char c[] = "c", u[] = "u", pp[] = "p", foo[] = "/dev/foo", bar[] = "/dev/bar",
 		    fifo[] = "/dev/fifo";
 	struct oci_device d[] = {
-		{ .type = c, .path = foo, .major = 10, .major_present = true, .minor = 666,
+		{ .type = c,
+		  .path = foo,
+		  .major = 10,
+		  .major_present = true,
+		  .minor = 666,
 		  .minor_present = true },
 		{ .type = pp, .path = fifo },
-		{ .type = u, .path = bar, .major = 10, .major_present = true, .minor = 667,
+		{ .type = u,
+		  .path = bar,
+		  .major = 10,
+		  .major_present = true,
+		  .minor = 667,
 		  .minor_present = true },
 	};
 	struct oci_device *list[] = { &d[0], &d[1], &d[2] };
@@ -969,13 +996,12 @@ static void test_v1_listed_devices(void **state)
 			  " \"access\": \"rw\"},"
 			  " {\"allow\": false, \"type\": \"c\", \"major\": 10, \"minor\": 667,"
 			  " \"access\": \"w\"}]}");
-	static const char want[] =
-		"devices/moat/c1/devices.deny=a\n"
-		"devices/moat/c1/devices.allow=c 10:200 rw\n"
-		"devices/moat/c1/devices.deny=c 10:667 w\n"
-		"devices/moat/c1/devices.allow=c 10:666 rwm\n"
-		"devices/moat/c1/devices.allow=c 10:667 rm\n"
-		"devices/moat/c1/devices.allow=c 1:3 rwm\n";
+	static const char want[] = "devices/moat/c1/devices.deny=a\n"
+				   "devices/moat/c1/devices.allow=c 10:200 rw\n"
+				   "devices/moat/c1/devices.deny=c 10:667 w\n"
+				   "devices/moat/c1/devices.allow=c 10:666 rwm\n"
+				   "devices/moat/c1/devices.allow=c 10:667 rm\n"
+				   "devices/moat/c1/devices.allow=c 1:3 rwm\n";
 	struct moat_cgroup *cg = NULL;
 	moat_error err = MOAT_ERROR_INIT;
 	char applied[PATH_MAX + 64];
@@ -983,9 +1009,11 @@ static void test_v1_listed_devices(void **state)
 	fake_setup(MOAT_CGROUP_V1);
 	assert_ok(moat_cgroup_create("/moat/c1", res, list, 3, &cg, &err), &err);
 	assert_non_null(strstr(fake.log, want));
-	snprintf(applied, sizeof(applied), "%s/devices/moat/c1/devices.allow=c 10:666 rwm", fake.root);
-	assert_string_equal(oci_string_map_get(moat_cgroup_applied(cg),
-					       "linux.devices[0] (/dev/foo)"), applied);
+	snprintf(applied, sizeof(applied), "%s/devices/moat/c1/devices.allow=c 10:666 rwm",
+		 fake.root);
+	assert_string_equal(
+		oci_string_map_get(moat_cgroup_applied(cg), "linux.devices[0] (/dev/foo)"),
+		applied);
 	/* an update with a devices list programs them again; one without leaves the rules */
 	fake_cg_log_reset();
 	assert_ok(moat_cgroup_update(cg, res, list, 3, &err), &err);
@@ -1015,7 +1043,8 @@ static void test_write_rejected(void **state)
 	assert_int_equal(moat_cgroup_create("/moat/c1", res, NULL, 0, &cg, &err), -ENOSPC);
 	snprintf(want, sizeof(want),
 		 "linux.resources.pids.limit: write '10' to '%s/pids/moat/c1/pids.max': "
-		 "No space left on device", fake.root);
+		 "No space left on device",
+		 fake.root);
 	assert_string_equal(err.msg, want);
 	assert_no_leftovers();
 	moat_error_clear(&err);
@@ -1065,7 +1094,8 @@ static void test_refuses_occupied(void **state)
 	snprintf(want, sizeof(want),
 		 "linux.cgroupsPath: cgroup '/moat/c1' exists already with processes in it "
 		 "(5000007 in '%s/pids/moat/c1'); moat does not share a cgroup with processes it "
-		 "did not start", fake.root);
+		 "did not start",
+		 fake.root);
 	assert_string_equal(err.msg, want);
 	moat_error_clear(&err);
 	assert_true(fake_cg_exists("pids/moat/c1/cgroup.procs"));
@@ -1197,8 +1227,8 @@ static struct {
 } real;
 
 static const char *const real_hiers[] = {
-	"cpu", "cpuacct", "cpuset", "memory", "devices", "freezer", "blkio", "pids", "systemd",
-	"unified",
+	"cpu",     "cpuacct", "cpuset", "memory",  "devices",
+	"freezer", "blkio",   "pids",   "systemd", "unified",
 };
 
 static char *real_read(const char *hier, const char *file)
@@ -1400,7 +1430,8 @@ static void test_real_unsupported(void **state)
 		skip();
 	if (access("/sys/fs/cgroup/net_cls", F_OK) != 0) {
 		res = parse_res("{\"network\": {\"classID\": 1}}");
-		assert_int_equal(moat_cgroup_create(real.path, res, NULL, 0, &cg, &err), -EOPNOTSUPP);
+		assert_int_equal(moat_cgroup_create(real.path, res, NULL, 0, &cg, &err),
+				 -EOPNOTSUPP);
 		assert_string_equal(err.msg, "linux.resources.network.classID: not supported on "
 					     "this host (no net_cls controller)");
 		moat_error_clear(&err);

@@ -142,8 +142,8 @@ static void decode_ok_(enum moat_proto_peer from, const struct moat_buf *b, stru
 #define decode_ok(from, b, m) decode_ok_(from, b, m, __FILE__, __LINE__)
 
 /* Encode, decode, and hand back the decoded copy. */
-static void round_trip_(enum moat_proto_peer sender, const struct moat_msg *in, struct moat_msg *out,
-			const char *file, int line)
+static void round_trip_(enum moat_proto_peer sender, const struct moat_msg *in,
+			struct moat_msg *out, const char *file, int line)
 {
 	moat_error err = MOAT_ERROR_INIT;
 	struct moat_buf b = { 0 };
@@ -241,10 +241,12 @@ static struct moat_msg full_start(void)
 	m.u.start.winsize.cols = 80;
 	m.u.start.namespaces = MOAT_PROTO_NS_PID | MOAT_PROTO_NS_CGROUP;
 	m.u.start.has_resources = true;
-	m.u.start.resources = (struct moat_proto_resources){
-		.has_pids_limit = true, .pids_limit = 1024, .has_cpu_quota = true,
-		.cpu_quota = 20000, .has_cpu_period = true, .cpu_period = 100000
-	};
+	m.u.start.resources = (struct moat_proto_resources){ .has_pids_limit = true,
+							     .pids_limit = 1024,
+							     .has_cpu_quota = true,
+							     .cpu_quota = 20000,
+							     .has_cpu_period = true,
+							     .cpu_period = 100000 };
 	return m;
 }
 
@@ -467,8 +469,9 @@ static void test_wire_format_pinned(void **state)
 		0x09, 0x00, 0x00, 0x00, /* 9 */
 	};
 	static const uint8_t want_resize[] = {
-		0x16, 0x00, 0x00, 0x00, 0x05, 0x00, 0x02, 0x00, 0x00, 0x00, /* 22 bytes, RESIZE, id 2 */
-		0x01, 0x00, 0x10, 0x00, 0x00, 0x00, /* tag 1: winsize, 16 bytes */
+		0x16, 0x00, 0x00, 0x00, 0x05, 0x00, 0x02, 0x00,
+		0x00, 0x00,                                     /* 22 bytes, RESIZE, id 2 */
+		0x01, 0x00, 0x10, 0x00, 0x00, 0x00,             /* tag 1: winsize, 16 bytes */
 		0x01, 0x00, 0x02, 0x00, 0x00, 0x00, 0x18, 0x00, /* rows 24 */
 		0x02, 0x00, 0x02, 0x00, 0x00, 0x00, 0x50, 0x00, /* cols 80 */
 	};
@@ -502,7 +505,8 @@ static void test_partial_and_back_to_back(void **state)
 	encode_ok(MOAT_PEER_HOST, &in, &b);
 	one = b.len;
 	for (size_t len = 0; len < one; len++) {
-		assert_int_equal(moat_proto_decode(MOAT_PEER_HOST, b.data, len, &used, &m, &err), 0);
+		assert_int_equal(moat_proto_decode(MOAT_PEER_HOST, b.data, len, &used, &m, &err),
+				 0);
 		assert_int_equal(used, 0);
 	}
 	in = (struct moat_msg){ .type = MOAT_MSG_SIGNAL, .id = 1, .u.signal.signo = 15 };
@@ -810,28 +814,32 @@ static void test_reject_process_fields(void **state)
 	frame(&b, MOAT_MSG_START, 1, NULL);
 	expect_reject(MOAT_PEER_HOST, &b, "START: process: missing");
 
-#define REJECT_PROC(build, want)                               \
-	do {                                                   \
-		b.len = p.len = 0;                             \
-		build;                                         \
-		start_frame(&b, &p, NULL);                     \
-		expect_reject(MOAT_PEER_HOST, &b, want);       \
+#define REJECT_PROC(build, want)                         \
+	do {                                             \
+		b.len = p.len = 0;                       \
+		build;                                   \
+		start_frame(&b, &p, NULL);               \
+		expect_reject(MOAT_PEER_HOST, &b, want); \
 	} while (0)
 
 	REJECT_PROC(tlv_str(&p, 3, "/again"), "START: process.cwd: given twice");
 	REJECT_PROC(tlv(&p, 1, "a\0b", 3), "START: process.args[1]: contains a NUL byte");
-	REJECT_PROC(tlv_str(&p, 2, "NOEQUALS"), "START: process.env[0]: not of the form NAME=value");
+	REJECT_PROC(tlv_str(&p, 2, "NOEQUALS"),
+		    "START: process.env[0]: not of the form NAME=value");
 	REJECT_PROC(tlv_str(&p, 2, "=value"), "START: process.env[0]: not of the form NAME=value");
 	REJECT_PROC((tlv_str(&p, 2, "A=1"), tlv_str(&p, 2, "=xy")),
 		    "START: process.env[1]: not of the form NAME=value");
 	REJECT_PROC(tlv_str(&p, 2, "X"), "START: process.env[0]: length 1 out of range 2..");
-	REJECT_PROC(tlv_int(&p, 7, 01000, 4), "START: process.umask: value 512 out of range 0..511");
+	REJECT_PROC(tlv_int(&p, 7, 01000, 4),
+		    "START: process.umask: value 512 out of range 0..511");
 	REJECT_PROC(tlv_int(&p, 8, 1, 4), "START: process.cap_bounding: length 4, expected 8");
-	REJECT_PROC(tlv(&p, 6, "\1\0\0\0\2\0", 6), "START: process.groups: length 6 is not a multiple of 4");
+	REJECT_PROC(tlv(&p, 6, "\1\0\0\0\2\0", 6),
+		    "START: process.groups: length 6 is not a multiple of 4");
 	REJECT_PROC(tlv(&p, 16, "\6\0\0\0\0\0\xff\x7f\0", 9),
 		    "START: process.seccomp: length 9 is not a multiple of 8");
 	REJECT_PROC(tlv(&p, 16, "", 0), "START: process.seccomp: 0 entries, expected 1..4096");
-	REJECT_PROC(tlv_int(&p, 17, 2, 4), "START: process.seccomp_flags: given without a seccomp program");
+	REJECT_PROC(tlv_int(&p, 17, 2, 4),
+		    "START: process.seccomp_flags: given without a seccomp program");
 	REJECT_PROC((tlv(&p, 16, "\6\0\0\0\0\0\xff\x7f", 8), tlv_int(&p, 17, 8, 4)),
 		    "START: process.seccomp_flags: unsupported bits 0x8");
 	REJECT_PROC(tlv(&p, 99, "", 0), "START: process: unknown field tag 99");
@@ -847,7 +855,8 @@ static void test_reject_process_fields(void **state)
 		tlv_buf(&payload, 1, &proc);
 		b.len = 0;
 		frame(&b, MOAT_MSG_START, 1, &payload);
-		expect_reject(MOAT_PEER_HOST, &b, "START: process.uid: value 4294967295 out of range");
+		expect_reject(MOAT_PEER_HOST, &b,
+			      "START: process.uid: value 4294967295 out of range");
 		moat_buf_free(&proc);
 		moat_buf_free(&payload);
 	}
@@ -887,7 +896,8 @@ static void test_reject_rlimits(void **state)
 
 	REJECT_PROC((rlimit(&p, 7, 1, 2), rlimit(&p, 7, 1, 2)),
 		    "START: process.rlimit[1]: resource 7 given twice");
-	REJECT_PROC(rlimit(&p, 16, 1, 2), "START: process.rlimit[0].type: value 16 out of range 0..15");
+	REJECT_PROC(rlimit(&p, 16, 1, 2),
+		    "START: process.rlimit[0].type: value 16 out of range 0..15");
 	REJECT_PROC((rlimit(&p, 1, 1, 2), rlimit(&p, 2, 3, 2)),
 		    "START: process.rlimit[1]: soft limit 3 is above hard limit 2");
 	REJECT_PROC((tlv_int(&r, 1, 7, 4), tlv_int(&r, 2, 1, 8), tlv_buf(&p, 13, &r)),
@@ -930,7 +940,8 @@ static void test_reject_limits(void **state)
 		free(g);
 	}
 	start_frame(&b, &p, NULL);
-	expect_reject(MOAT_PEER_HOST, &b, "START: process.groups: 65537 entries, expected 0..65536");
+	expect_reject(MOAT_PEER_HOST, &b,
+		      "START: process.groups: 65537 entries, expected 0..65536");
 	b.len = p.len = 0;
 	{
 		size_t n = MOAT_PROTO_MAX_BPF_INSNS + 1;
@@ -946,7 +957,8 @@ static void test_reject_limits(void **state)
 	s = xmalloc(MOAT_PROTO_MAX_STRING + 2);
 	memset(s, 'a', MOAT_PROTO_MAX_STRING + 1);
 	s[MOAT_PROTO_MAX_STRING + 1] = '\0';
-	REJECT_PROC(tlv_str(&p, 1, s), "START: process.args[1]: length 131073 out of range 0..131072");
+	REJECT_PROC(tlv_str(&p, 1, s),
+		    "START: process.args[1]: length 131073 out of range 0..131072");
 	s[MOAT_PROTO_MAX_STRING] = '\0';
 	b.len = p.len = 0;
 	tlv_str(&p, 1, s); /* at the limit: fine */
@@ -970,7 +982,8 @@ static void test_reject_limits(void **state)
 		tlv_buf(&payload, 1, &proc);
 		b.len = 0;
 		frame(&b, MOAT_MSG_START, 1, &payload);
-		expect_reject(MOAT_PEER_HOST, &b, "START: process.cwd: length 4096 out of range 1..4095");
+		expect_reject(MOAT_PEER_HOST, &b,
+			      "START: process.cwd: length 4096 out of range 1..4095");
 		moat_buf_free(&proc);
 		moat_buf_free(&payload);
 	}
@@ -1019,36 +1032,43 @@ static void test_reject_mounts_and_start(void **state)
 {
 	struct moat_buf b = { 0 }, p = { 0 }, w = { 0 };
 
-#define REJECT_START(build, want)                              \
-	do {                                                   \
-		b.len = p.len = 0;                             \
-		build;                                         \
-		start_frame(&b, NULL, &p);                     \
-		expect_reject(MOAT_PEER_HOST, &b, want);       \
+#define REJECT_START(build, want)                        \
+	do {                                             \
+		b.len = p.len = 0;                       \
+		build;                                   \
+		start_frame(&b, NULL, &p);               \
+		expect_reject(MOAT_PEER_HOST, &b, want); \
 	} while (0)
 
-	REJECT_START((mount_entry(&p, "proc", "proc", "/proc"), mount_entry(&p, "tmpfs", "t", "tmp")),
-		     "START: mount[1].dest: not an absolute path");
+	REJECT_START(
+		(mount_entry(&p, "proc", "proc", "/proc"), mount_entry(&p, "tmpfs", "t", "tmp")),
+		"START: mount[1].dest: not an absolute path");
 	REJECT_START(mount_entry(&p, "proc", "proc", NULL), "START: mount[0].dest: missing");
 	REJECT_START(mount_entry(&p, NULL, "proc", "/proc"), "START: mount[0].type: missing");
-	REJECT_START(mount_entry(&p, "", "proc", "/proc"), "START: mount[0].type: length 0 out of range");
+	REJECT_START(mount_entry(&p, "", "proc", "/proc"),
+		     "START: mount[0].type: length 0 out of range");
 	REJECT_START(tlv_str(&p, 3, ""), "START: hostname: length 0 out of range 1..64");
-	REJECT_START((tlv_int(&p, 4, 1, 1), tlv_int(&p, 4, 1, 1)), "START: root_readonly: given twice");
+	REJECT_START((tlv_int(&p, 4, 1, 1), tlv_int(&p, 4, 1, 1)),
+		     "START: root_readonly: given twice");
 	REJECT_START((tlv_int(&w, 1, 24, 2), tlv_buf(&p, 5, &w)), "START: winsize.cols: missing");
 	REJECT_START((w.len = 0, tlv_int(&w, 1, 24, 4), tlv_int(&w, 2, 80, 2), tlv_buf(&p, 5, &w)),
 		     "START: winsize.rows: length 4, expected 2");
 	REJECT_START(tlv_int(&p, 6, 0x4, 4), "START: namespaces: unsupported bits 0x4");
 	REJECT_START((w.len = 0, tlv_int(&w, 1, 0, 8), tlv_buf(&p, 7, &w)),
 		     "START: resources.pids_limit: value 0 out of range 1..4194304");
-	REJECT_START((w.len = 0, tlv_int(&w, 1, MOAT_PROTO_MAX_PIDS_LIMIT + 1, 8), tlv_buf(&p, 7, &w)),
-		     "START: resources.pids_limit: value 4194305 out of range");
+	REJECT_START(
+		(w.len = 0, tlv_int(&w, 1, MOAT_PROTO_MAX_PIDS_LIMIT + 1, 8), tlv_buf(&p, 7, &w)),
+		"START: resources.pids_limit: value 4194305 out of range");
 	REJECT_START((w.len = 0, tlv_int(&w, 2, 999, 8), tlv_buf(&p, 7, &w)),
 		     "START: resources.cpu_quota: value 999 out of range 1000..17592186044415");
-	REJECT_START((w.len = 0, tlv_int(&w, 2, MOAT_PROTO_MAX_CPU_QUOTA + 1, 8), tlv_buf(&p, 7, &w)),
-		     "START: resources.cpu_quota: value 17592186044416 out of range");
-	REJECT_START((w.len = 0, tlv_int(&w, 2, 5000, 8), tlv_int(&w, 3, 999, 8), tlv_buf(&p, 7, &w)),
-		     "START: resources.cpu_period: value 999 out of range 1000..1000000");
-	REJECT_START((w.len = 0, tlv_int(&w, 2, 5000, 8), tlv_int(&w, 3, 1000001, 8), tlv_buf(&p, 7, &w)),
+	REJECT_START(
+		(w.len = 0, tlv_int(&w, 2, MOAT_PROTO_MAX_CPU_QUOTA + 1, 8), tlv_buf(&p, 7, &w)),
+		"START: resources.cpu_quota: value 17592186044416 out of range");
+	REJECT_START(
+		(w.len = 0, tlv_int(&w, 2, 5000, 8), tlv_int(&w, 3, 999, 8), tlv_buf(&p, 7, &w)),
+		"START: resources.cpu_period: value 999 out of range 1000..1000000");
+	REJECT_START((w.len = 0, tlv_int(&w, 2, 5000, 8), tlv_int(&w, 3, 1000001, 8),
+		      tlv_buf(&p, 7, &w)),
 		     "START: resources.cpu_period: value 1000001 out of range");
 	REJECT_START((w.len = 0, tlv_int(&w, 3, 100000, 8), tlv_buf(&p, 7, &w)),
 		     "START: resources.cpu_period: given without a cpu_quota");
@@ -1067,7 +1087,9 @@ static void test_reject_mounts_and_start(void **state)
 		tlv_buf(&payload, 1, &proc);
 		b.len = 0;
 		frame(&b, MOAT_MSG_START, 1, &payload);
-		expect_reject(MOAT_PEER_HOST, &b, "START: process: field tag 2: length 100 runs past the end (4 bytes left)");
+		expect_reject(
+			MOAT_PEER_HOST, &b,
+			"START: process: field tag 2: length 100 runs past the end (4 bytes left)");
 		moat_buf_free(&proc);
 		moat_buf_free(&payload);
 	}
@@ -1123,14 +1145,16 @@ static void test_encoder_refuses(void **state)
 	m = full_start();
 	m.u.start.process.env = bad_env;
 	m.u.start.process.n_env = 1;
-	expect_encode_fails(MOAT_PEER_HOST, &m, "START: process.env[0]: not of the form NAME=value");
+	expect_encode_fails(MOAT_PEER_HOST, &m,
+			    "START: process.env[0]: not of the form NAME=value");
 	m = full_start();
 	m.u.start.process.rlimits = dup;
 	m.u.start.process.n_rlimits = 2;
 	expect_encode_fails(MOAT_PEER_HOST, &m, "resource 1 given twice");
 	m = full_start();
 	m.u.start.process.seccomp_flags = 8; /* NEW_LISTENER */
-	expect_encode_fails(MOAT_PEER_HOST, &m, "START: process.seccomp_flags: unsupported bits 0x8");
+	expect_encode_fails(MOAT_PEER_HOST, &m,
+			    "START: process.seccomp_flags: unsupported bits 0x8");
 	m = full_start();
 	m.u.start.process.n_seccomp = 0;
 	expect_encode_fails(MOAT_PEER_HOST, &m, "START: process.seccomp: empty program");
@@ -1139,12 +1163,14 @@ static void test_encoder_refuses(void **state)
 	expect_encode_fails(MOAT_PEER_HOST, &m, "START: process.seccomp: missing");
 	m = full_start();
 	m.u.start.process.n_seccomp = MOAT_PROTO_MAX_BPF_INSNS + 1;
-	m.u.start.process.seccomp = xcalloc(m.u.start.process.n_seccomp, sizeof(struct sock_filter));
+	m.u.start.process.seccomp =
+		xcalloc(m.u.start.process.n_seccomp, sizeof(struct sock_filter));
 	expect_encode_fails(MOAT_PEER_HOST, &m, "START: process.seccomp: 4097 entries");
 	free(m.u.start.process.seccomp);
 	m = full_start();
 	m.u.start.process.uid = UINT32_MAX;
-	expect_encode_fails(MOAT_PEER_HOST, &m, "START: process.uid: value 4294967295 out of range");
+	expect_encode_fails(MOAT_PEER_HOST, &m,
+			    "START: process.uid: value 4294967295 out of range");
 	m = full_start();
 	m.u.start.mounts = bad_mount;
 	m.u.start.n_mounts = 1;
@@ -1313,10 +1339,13 @@ static void test_random_mutations(void **state)
 		memcpy(copy, s->data, s->len);
 		for (int i = 0; i < flips; i++) {
 			/* Leave the header alone mostly: flipped lengths just make frames incomplete. */
-			size_t at = (rng() % 8 == 0) ? rng() % s->len
-						     : MOAT_PROTO_HEADER_SIZE + rng() % (s->len - MOAT_PROTO_HEADER_SIZE);
+			size_t at = (rng() % 8 == 0)
+					    ? rng() % s->len
+					    : MOAT_PROTO_HEADER_SIZE +
+						      rng() % (s->len - MOAT_PROTO_HEADER_SIZE);
 
-			copy[at] = (rng() % 3 == 0) ? (uint8_t)rng() : copy[at] ^ (uint8_t)(1u << (rng() % 8));
+			copy[at] = (rng() % 3 == 0) ? (uint8_t)rng()
+						    : copy[at] ^ (uint8_t)(1u << (rng() % 8));
 		}
 		decode_any(from, copy, s->len);
 		free(copy);
@@ -1325,7 +1354,8 @@ static void test_random_mutations(void **state)
 	for (int iter = 0; iter < 20000; iter++) {
 		size_t plen = rng() % 64;
 		uint8_t *f = xmalloc(MOAT_PROTO_HEADER_SIZE + plen);
-		static const uint16_t types[] = { 1, 2, 3, 4, 5, 6, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86 };
+		static const uint16_t types[] = { 1,    2,    3,    4,    5,    6,
+						  0x81, 0x82, 0x83, 0x84, 0x85, 0x86 };
 
 		f[0] = (uint8_t)plen;
 		f[1] = f[2] = f[3] = 0;
@@ -1333,7 +1363,8 @@ static void test_random_mutations(void **state)
 		f[5] = 0;
 		for (size_t i = 6; i < MOAT_PROTO_HEADER_SIZE + plen; i++)
 			f[i] = (rng() % 2) ? (uint8_t)rng() : (uint8_t)(rng() % 4);
-		decode_any(iter & 1 ? MOAT_PEER_GUEST : MOAT_PEER_HOST, f, MOAT_PROTO_HEADER_SIZE + plen);
+		decode_any(iter & 1 ? MOAT_PEER_GUEST : MOAT_PEER_HOST, f,
+			   MOAT_PROTO_HEADER_SIZE + plen);
 		free(f);
 	}
 	moat_buf_free(&seeds[0]);

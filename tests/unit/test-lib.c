@@ -178,8 +178,8 @@ static void test_opts_table_complete(void **state)
 
 static void test_opts_data_passthrough(void **state)
 {
-	char *opts[] = { "nosuid", "size=64m", "mode=1777", "newinstance", "x-no=such,thing", "ro",
-			 "uid=0" };
+	char *opts[] = { "nosuid",          "size=64m", "mode=1777", "newinstance",
+			 "x-no=such,thing", "ro",       "uid=0" };
 	struct moat_mount_opts o = parse_ok(opts, MOAT_ARRAY_SIZE(opts));
 
 	(void)state;
@@ -664,11 +664,11 @@ static void test_fd_check_fs(void **state)
 }
 
 /* Each safe-path test twice: with openat2, and with the openat fallback forced. */
-#define SP_TEST(f)                                                                   \
-	{ #f " (openat2)", f, sp_setup, sp_teardown, &with_openat2 },                \
-	{                                                                            \
-		#f " (fallback)", f, sp_setup, sp_teardown, &with_fallback           \
-	}
+/* clang-format off */
+#define SP_TEST(f) \
+	{ #f " (openat2)", f, sp_setup, sp_teardown, &with_openat2 }, \
+	{ #f " (fallback)", f, sp_setup, sp_teardown, &with_fallback }
+/* clang-format on */
 
 int main(void)
 {

@@ -27,7 +27,7 @@
 
 static void freep(void *p)
 {
-	free(*(void **) p);
+	free(*(void **)p);
 }
 #define _cleanup_free_ __attribute__((cleanup(freep)))
 
@@ -327,14 +327,16 @@ static void test_integer_limits(void **state)
 
 static void test_pretty_output(void **state)
 {
-	struct oci_config *cfg = parse_ok("{'ociVersion': '1', 'annotations': {'a': '[  ]', 'b': ''},"
-					  " 'mounts': []}");
+	struct oci_config *cfg =
+		parse_ok("{'ociVersion': '1', 'annotations': {'a': '[  ]', 'b': ''},"
+			 " 'mounts': []}");
 	_cleanup_free_ char *json = NULL;
 	char *err = NULL;
 
 	assert_int_equal(oci_config_generate(cfg, true, &json, NULL, &err), 0);
-	assert_string_equal(json, "{\n\t\"ociVersion\": \"1\",\n\t\"mounts\": [],\n"
-				  "\t\"annotations\": {\n\t\t\"a\": \"[  ]\",\n\t\t\"b\": \"\"\n\t}\n}\n");
+	assert_string_equal(
+		json, "{\n\t\"ociVersion\": \"1\",\n\t\"mounts\": [],\n"
+		      "\t\"annotations\": {\n\t\t\"a\": \"[  ]\",\n\t\t\"b\": \"\"\n\t}\n}\n");
 	oci_config_free(cfg);
 }
 
@@ -347,11 +349,11 @@ static void test_large_config(void **state)
 	char *err = NULL;
 
 	assert_non_null(buf);
-	len += (size_t) snprintf(buf, cap, "{\"ociVersion\": \"1.2.0\", \"annotations\": {");
+	len += (size_t)snprintf(buf, cap, "{\"ociVersion\": \"1.2.0\", \"annotations\": {");
 	for (int i = 0; len < (1 << 20); i++)
-		len += (size_t) snprintf(buf + len, cap - len, "%s\"org.example.key%06d\": \"%s\"",
-					 i ? ", " : "", i, "value-value-value");
-	len += (size_t) snprintf(buf + len, cap - len, "}}");
+		len += (size_t)snprintf(buf + len, cap - len, "%s\"org.example.key%06d\": \"%s\"",
+					i ? ", " : "", i, "value-value-value");
+	len += (size_t)snprintf(buf + len, cap - len, "}}");
 	assert_true(len > (1 << 20));
 	if (oci_config_parse_data(buf, len, "config.json", &cfg, &err) != 0)
 		fail_msg("%s", err);
@@ -363,7 +365,8 @@ static void test_large_config(void **state)
 
 static void test_process_and_resources_api(void **state)
 {
-	const char *proc = "{\"cwd\": \"/\", \"user\": {\"uid\": 1, \"gid\": 2}, \"args\": [\"ls\"]}";
+	const char *proc =
+		"{\"cwd\": \"/\", \"user\": {\"uid\": 1, \"gid\": 2}, \"args\": [\"ls\"]}";
 	const char *res = "{\"pids\": {\"limit\": 64}, \"memory\": {\"limit\": 1048576}}";
 	struct oci_process *p = NULL;
 	struct oci_resources *r = NULL;
@@ -373,7 +376,8 @@ static void test_process_and_resources_api(void **state)
 	assert_int_equal(oci_process_parse_data(proc, strlen(proc), "process.json", &p, &err), 0);
 	assert_int_equal(p->user->gid, 2);
 	assert_int_equal(oci_process_generate(p, false, &json, NULL, &err), 0);
-	assert_string_equal(json, "{\"user\":{\"uid\":1,\"gid\":2},\"args\":[\"ls\"],\"cwd\":\"/\"}");
+	assert_string_equal(json,
+			    "{\"user\":{\"uid\":1,\"gid\":2},\"args\":[\"ls\"],\"cwd\":\"/\"}");
 	oci_process_free(p);
 	assert_int_equal(oci_resources_parse_data(res, strlen(res), "resources", &r, &err), 0);
 	assert_int_equal(r->pids->limit, 64);
@@ -463,7 +467,8 @@ static void test_state(void **state)
 
 	const char *stopped = "{\"ociVersion\": \"1.2.0\", \"id\": \"x\", \"status\": \"stopped\","
 			      " \"bundle\": \"/b\"}";
-	assert_int_equal(oci_state_parse_data(stopped, strlen(stopped), "state.json", &st, &err), 0);
+	assert_int_equal(oci_state_parse_data(stopped, strlen(stopped), "state.json", &st, &err),
+			 0);
 	assert_false(st->pid_present);
 	oci_state_free(st);
 
@@ -519,8 +524,9 @@ static void test_generate_errors(void **state)
 	char *type = cfg->linux->namespaces[0]->type;
 	cfg->linux->namespaces[0]->type = strdup("bogus");
 	assert_int_equal(oci_config_generate(cfg, false, &json, NULL, &err), -EINVAL);
-	assert_string_equal(err, "config: linux.namespaces[0].type: invalid value \"bogus\" "
-				 "(expected one of: pid, network, mount, ipc, uts, user, cgroup, time)");
+	assert_string_equal(err,
+			    "config: linux.namespaces[0].type: invalid value \"bogus\" "
+			    "(expected one of: pid, network, mount, ipc, uts, user, cgroup, time)");
 	free(err);
 	free(cfg->linux->namespaces[0]->type);
 	cfg->linux->namespaces[0]->type = type;
@@ -544,7 +550,7 @@ static char *write_temp(const char *data, size_t len)
 	for (size_t off = 0; off < len;) {
 		ssize_t n = write(fd, data + off, len - off);
 		assert_true(n > 0);
-		off += (size_t) n;
+		off += (size_t)n;
 	}
 	close(fd);
 	return path;
@@ -575,7 +581,8 @@ static void test_file_missing(void **state)
 	struct oci_config *cfg = NULL;
 	char *err = NULL;
 
-	assert_int_equal(oci_config_parse_file("/nonexistent/dir/config.json", &cfg, &err), -ENOENT);
+	assert_int_equal(oci_config_parse_file("/nonexistent/dir/config.json", &cfg, &err),
+			 -ENOENT);
 	assert_string_equal(err, "config.json: open /nonexistent/dir/config.json: "
 				 "No such file or directory");
 	free(err);
@@ -634,7 +641,7 @@ static void test_deep_nesting(void **state)
 	objects = malloc(cap);
 	assert_non_null(objects);
 	for (size_t i = 0; i < n; i++)
-		len += (size_t) snprintf(objects + len, cap - len, "{\"a\":");
+		len += (size_t)snprintf(objects + len, cap - len, "{\"a\":");
 	expect_data_error(objects, len, "config.json: nesting deeper than 64 levels");
 }
 
@@ -644,10 +651,12 @@ static void test_fixture_errors(void **state)
 		const char *file, *expect;
 	} cases[] = {
 		{ "truncated.json", "truncated.json: line 1: parse error: premature EOF" },
-		{ "non-utf8.json", "non-utf8.json: line 1: lexical error: invalid bytes in UTF8 string." },
+		{ "non-utf8.json",
+		  "non-utf8.json: line 1: lexical error: invalid bytes in UTF8 string." },
 		{ "bad-namespace.json", "bad-namespace.json: linux.namespaces[2].type: duplicate "
 					"namespace type pid (also namespaces[0])" },
-		{ "bad-mount.json", "bad-mount.json: mounts[2].destination: required field missing" },
+		{ "bad-mount.json",
+		  "bad-mount.json: mounts[2].destination: required field missing" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -680,6 +689,7 @@ struct error_case {
 #define LINUX(X) "{'ociVersion': '1', 'linux': {" X "}}"
 #define RES(X) LINUX("'resources': {" X "}")
 
+/* clang-format off */
 static const struct error_case error_cases[] = {
 	/* syntax */
 	{ "empty input", "", "line 1: parse error: premature EOF" },
@@ -998,6 +1008,7 @@ static const struct error_case error_cases[] = {
 	  "one of: SECCOMP_FILTER_FLAG_TSYNC, SECCOMP_FILTER_FLAG_LOG, "
 	  "SECCOMP_FILTER_FLAG_SPEC_ALLOW, SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)" },
 };
+/* clang-format on */
 
 static void run_error_case(void **state)
 {
@@ -1046,10 +1057,10 @@ int main(void)
 	for (size_t i = 0; i < n_errors; i++) {
 		if (asprintf(&names[i], "error: %s", error_cases[i].name) < 0)
 			return 1;
-		tests[n_fixed + i] = (struct CMUnitTest) {
+		tests[n_fixed + i] = (struct CMUnitTest){
 			.name = names[i],
 			.test_func = run_error_case,
-			.initial_state = (void *) &error_cases[i],
+			.initial_state = (void *)&error_cases[i],
 		};
 	}
 	int failed = _cmocka_run_group_tests("ocispec", tests, n_fixed + n_errors, NULL, NULL);

@@ -75,11 +75,12 @@ static struct oci_config *config(const char *json)
 }
 
 /* A config as moat spec writes it in spirit: user and network namespaces, no capability. */
-#define BASE_NS "\"namespaces\": [{\"type\": \"user\"}, {\"type\": \"network\"}, {\"type\": \"mount\"}]"
-#define CONFIG(process_extra, mounts, linux_extra)                                             \
-	"{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"rootfs\"},"                        \
-	"\"process\": {\"user\": {\"uid\": 0, \"gid\": 0}, \"cwd\": \"/\", \"args\": [\"sh\"]" \
-	process_extra "}, \"mounts\": [" mounts "], \"linux\": {" BASE_NS linux_extra "}}"
+#define BASE_NS \
+	"\"namespaces\": [{\"type\": \"user\"}, {\"type\": \"network\"}, {\"type\": \"mount\"}]"
+#define CONFIG(process_extra, mounts, linux_extra)                                                           \
+	"{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"rootfs\"},"                                      \
+	"\"process\": {\"user\": {\"uid\": 0, \"gid\": 0}, \"cwd\": \"/\", \"args\": [\"sh\"]" process_extra \
+	"}, \"mounts\": [" mounts "], \"linux\": {" BASE_NS linux_extra "}}"
 
 /* apply's error line, or NULL when the config is accepted; *ret_res (when asked) then holds
  * the result, and *ret_changes what the state would keep of it. */
@@ -187,9 +188,9 @@ static void test_bind_sources(void **state)
 	} cases[] = {
 		{ "/", true },
 		{ "/etc", true },
-		{ "/etc/ssl/certs", true },      /* below a sensitive path */
-		{ "/var", true },                /* above /var/run */
-		{ "/var/lib", true },            /* above /var/lib/docker */
+		{ "/etc/ssl/certs", true }, /* below a sensitive path */
+		{ "/var", true },           /* above /var/run */
+		{ "/var/lib", true },       /* above /var/lib/docker */
 		{ "/var/lib/mysql", false },
 		{ "/usr", false },
 		{ "/tmp/data", false },
@@ -201,7 +202,7 @@ static void test_bind_sources(void **state)
 		{ "/root/.ssh", true },
 		{ "/home/alice", true },
 		{ "/run/foo", true },
-		{ "/tmp/x/docker.sock", true },   /* an engine socket anywhere */
+		{ "/tmp/x/docker.sock", true }, /* an engine socket anywhere */
 		{ "/srv/podman.sock", true },
 		{ "/srv/docker.socket", false },
 		{ "/var/lib/docker", true },
@@ -232,8 +233,10 @@ static void test_bind_sources(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < MOAT_ARRAY_SIZE(cases); i++)
-		if (policy_bind_source_denied(cases[i].path, cases[i].path, rule) != cases[i].denied)
-			fail_msg("%s: expected %s", cases[i].path, cases[i].denied ? "denied" : "allowed");
+		if (policy_bind_source_denied(cases[i].path, cases[i].path, rule) !=
+		    cases[i].denied)
+			fail_msg("%s: expected %s", cases[i].path,
+				 cases[i].denied ? "denied" : "allowed");
 	moat_policy_free(p);
 }
 
@@ -269,9 +272,10 @@ static void test_file_errors(void **state)
 	static const struct {
 		const char *json, *error;
 	} cases[] = {
-		{ "{\"rules\": {\"nope\": {}}}", ": rules.nope: invalid value \"nope\" (expected one of: "
-						 "default-seccomp, deny-host-mounts, no-new-privileges, "
-						 "capability-ceiling, deny-devices, network, auto-userns)" },
+		{ "{\"rules\": {\"nope\": {}}}",
+		  ": rules.nope: invalid value \"nope\" (expected one of: "
+		  "default-seccomp, deny-host-mounts, no-new-privileges, "
+		  "capability-ceiling, deny-devices, network, auto-userns)" },
 		{ "{\"rules\": {\"network\": {\"enabled\": 1}}}",
 		  ": rules.network.enabled: expected boolean, got number" },
 		{ "{\"rules\": {\"network\": {\"deny\": []}}}",
@@ -355,10 +359,11 @@ static void test_presets(void **state)
 
 static void test_ceiling(void **state)
 {
-	struct moat_policy *d = load(NULL),
-			   *a = load("{\"rules\": {\"capability-ceiling\": {\"allow\": [\"sys_admin\"]}}}"),
-			   *r = load("{\"rules\": {\"capability-ceiling\": {\"deny\": [\"CAP_CHOWN\"], "
-				     "\"allow\": [\"chown\"]}}}");
+	struct moat_policy
+		*d = load(NULL),
+		*a = load("{\"rules\": {\"capability-ceiling\": {\"allow\": [\"sys_admin\"]}}}"),
+		*r = load("{\"rules\": {\"capability-ceiling\": {\"deny\": [\"CAP_CHOWN\"], "
+			  "\"allow\": [\"chown\"]}}}");
 	int v;
 
 	(void)state;
@@ -414,7 +419,8 @@ static void test_default_profile_parses(void **state)
 	char *msg = NULL;
 
 	(void)state;
-	if (ocijson_parse_data(&oci_seccomp_type, json, strlen(json), "profile", &profile, &msg) < 0)
+	if (ocijson_parse_data(&oci_seccomp_type, json, strlen(json), "profile", &profile, &msg) <
+	    0)
 		fail_msg("%s", msg);
 	ocijson_free(&oci_seccomp_type, profile);
 }
@@ -428,36 +434,46 @@ static void test_refusals(void **state)
 	(void)state;
 	free(p->path); /* messages name the policy file: a fixed name to compare with */
 	p->path = xstrdup("/etc/moat/policy.json");
+	assert_refused(
+		p,
+		CONFIG("",
+		       "{\"destination\": \"/s\", \"source\": \"/var/run/docker.sock\", "
+		       "\"options\": [\"bind\"]}",
+		       ""),
+		"policy deny-host-mounts: mounts[0] binds host path /var/run/docker.sock" P_TAIL);
 	assert_refused(p,
-		       CONFIG("", "{\"destination\": \"/s\", \"source\": \"/var/run/docker.sock\", "
-				  "\"options\": [\"bind\"]}",
-			      ""),
-		       "policy deny-host-mounts: mounts[0] binds host path /var/run/docker.sock" P_TAIL);
-	assert_refused(p,
-		       CONFIG("", "{\"destination\": \"/s\", \"type\": \"bind\", \"source\": \"/etc\"}",
+		       CONFIG("",
+			      "{\"destination\": \"/s\", \"type\": \"bind\", \"source\": \"/etc\"}",
 			      ""),
 		       "policy deny-host-mounts: mounts[0] binds host path /etc" P_TAIL);
-	assert_refused(p, CONFIG(", \"capabilities\": {\"effective\": [\"CAP_KILL\", \"CAP_BPF\"]}", "", ""),
-		       "policy capability-ceiling: process.capabilities.effective[1] asks for CAP_BPF" P_TAIL);
-	assert_refused(p,
-		       CONFIG("", "",
-			      ", \"devices\": [{\"type\": \"c\", \"path\": \"/dev/k\", \"major\": 1, "
-			      "\"minor\": 2}]"),
-		       "policy deny-devices: linux.devices[0] is host device /dev/k (kernel memory)" P_TAIL);
-	assert_refused(p,
-		       CONFIG("", "", ", \"resources\": {\"devices\": [{\"allow\": true, \"type\": \"a\"}]}"),
-		       "policy deny-devices: linux.resources.devices[0] allows every device" P_TAIL);
+	assert_refused(
+		p,
+		CONFIG(", \"capabilities\": {\"effective\": [\"CAP_KILL\", \"CAP_BPF\"]}", "", ""),
+		"policy capability-ceiling: process.capabilities.effective[1] asks for CAP_BPF" P_TAIL);
+	assert_refused(
+		p,
+		CONFIG("", "",
+		       ", \"devices\": [{\"type\": \"c\", \"path\": \"/dev/k\", \"major\": 1, "
+		       "\"minor\": 2}]"),
+		"policy deny-devices: linux.devices[0] is host device /dev/k (kernel memory)" P_TAIL);
+	assert_refused(
+		p,
+		CONFIG("", "",
+		       ", \"resources\": {\"devices\": [{\"allow\": true, \"type\": \"a\"}]}"),
+		"policy deny-devices: linux.resources.devices[0] allows every device" P_TAIL);
 	assert_refused(p,
 		       "{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"rootfs\"}, \"linux\": "
 		       "{\"namespaces\": [{\"type\": \"user\"}, {\"type\": \"mount\"}]}}",
 		       "policy network: linux.namespaces has no network namespace (the container "
 		       "would share the host's network)" P_TAIL);
 	/* a device node bind and ordinary binds pass deny-host-mounts; mknod-only rules pass */
-	assert_accepted(p, CONFIG("",
-				  "{\"destination\": \"/n\", \"source\": \"/dev/null\", \"options\": [\"bind\"]},"
-				  "{\"destination\": \"/d\", \"source\": \"/usr/share\", \"options\": [\"rbind\"]},"
-				  "{\"destination\": \"/proc\", \"type\": \"proc\", \"source\": \"proc\"}",
-				  ", \"resources\": {\"devices\": [{\"allow\": true, \"access\": \"m\"}]}"));
+	assert_accepted(
+		p,
+		CONFIG("",
+		       "{\"destination\": \"/n\", \"source\": \"/dev/null\", \"options\": [\"bind\"]},"
+		       "{\"destination\": \"/d\", \"source\": \"/usr/share\", \"options\": [\"rbind\"]},"
+		       "{\"destination\": \"/proc\", \"type\": \"proc\", \"source\": \"proc\"}",
+		       ", \"resources\": {\"devices\": [{\"allow\": true, \"access\": \"m\"}]}"));
 	moat_policy_free(p);
 }
 
@@ -466,7 +482,8 @@ static void test_refusals(void **state)
  * only: without root there are no host ids to lend, and the rule refuses. */
 static void test_auto_userns(void **state)
 {
-	struct moat_policy *p = load("{\"autoUserns\": {\"hostStart\": 300000, \"idsPerContainer\": 1000}}");
+	struct moat_policy *p =
+		load("{\"autoUserns\": {\"hostStart\": 300000, \"idsPerContainer\": 1000}}");
 	struct oci_config *cfg = config("{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": "
 					"\"rootfs\"}, \"linux\": {\"namespaces\": [{\"type\": "
 					"\"network\"}, {\"type\": \"mount\"}]}}");
@@ -512,13 +529,14 @@ static void test_auto_userns(void **state)
 	assert_int_equal(lx->uid_mappings[0]->container_id, 0);
 	assert_int_equal(lx->uid_mappings[0]->host_id, 300000);
 	assert_int_equal(lx->uid_mappings[0]->size, 1000);
-	assert_refused(p,
-		       "{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"rootfs\"}, \"process\": "
-		       "{\"cwd\": \"/\", \"user\": {\"uid\": 5, \"gid\": 5, \"additionalGids\": [7, "
-		       "1000]}}, \"linux\": {\"namespaces\": [{\"type\": \"network\"}, "
-		       "{\"type\": \"mount\"}]}}",
-		       "policy auto-userns: process.user.additionalGids[1] 1000 is outside the 1000 "
-		       "ids the automatic user namespace maps (autoUserns.idsPerContainer)" P_TAIL);
+	assert_refused(
+		p,
+		"{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"rootfs\"}, \"process\": "
+		"{\"cwd\": \"/\", \"user\": {\"uid\": 5, \"gid\": 5, \"additionalGids\": [7, "
+		"1000]}}, \"linux\": {\"namespaces\": [{\"type\": \"network\"}, "
+		"{\"type\": \"mount\"}]}}",
+		"policy auto-userns: process.user.additionalGids[1] 1000 is outside the 1000 "
+		"ids the automatic user namespace maps (autoUserns.idsPerContainer)" P_TAIL);
 out:
 	oci_string_map_free(changes);
 	moat_policy_result_free(res);
@@ -540,10 +558,11 @@ static void test_relaxing(void **state)
 	assert_refused(p, CONFIG(", \"capabilities\": {\"bounding\": [\"CAP_SYS_ADMIN\"]}", "", ""),
 		       "policy capability-ceiling: process.capabilities.bounding[0] asks for "
 		       "CAP_SYS_ADMIN" P_TAIL " or annotate moat.policy.allow=capability-ceiling");
-	cfg = config("{\"ociVersion\": \"1.2.0\", \"annotations\": {\"moat.policy.allow\": "
-		     "\" capability-ceiling ,\"}, \"process\": {\"user\": {\"uid\": 0, \"gid\": 0}, "
-		     "\"cwd\": \"/\", \"capabilities\": {\"bounding\": [\"CAP_SYS_ADMIN\"]}}, "
-		     "\"linux\": {" BASE_NS "}}");
+	cfg = config(
+		"{\"ociVersion\": \"1.2.0\", \"annotations\": {\"moat.policy.allow\": "
+		"\" capability-ceiling ,\"}, \"process\": {\"user\": {\"uid\": 0, \"gid\": 0}, "
+		"\"cwd\": \"/\", \"capabilities\": {\"bounding\": [\"CAP_SYS_ADMIN\"]}}, "
+		"\"linux\": {" BASE_NS "}}");
 	assert_null(apply(p, cfg, &changes));
 	assert_string_equal(oci_string_map_get(changes, "capability-ceiling"),
 			    "relaxed by annotation moat.policy.allow");
@@ -563,13 +582,15 @@ static void test_relaxing(void **state)
 static void test_reserved_annotations(void **state)
 {
 	struct moat_policy *p = load("{\"preset\": \"compat\"}");
-	struct oci_config *cfg = config("{\"ociVersion\": \"1.2.0\", \"annotations\": "
-					"{\"moat.policy.allow\": \"network\", \"moat.policy.x\": \"y\"}}");
+	struct oci_config *cfg =
+		config("{\"ociVersion\": \"1.2.0\", \"annotations\": "
+		       "{\"moat.policy.allow\": \"network\", \"moat.policy.x\": \"y\"}}");
 	char *msg = apply(p, cfg, NULL);
 
 	(void)state;
-	assert_string_equal(msg, "policy: annotations.moat.policy.x: moat.policy.* is reserved for "
-				 "what the policy records (a config may set only moat.policy.allow)");
+	assert_string_equal(msg,
+			    "policy: annotations.moat.policy.x: moat.policy.* is reserved for "
+			    "what the policy records (a config may set only moat.policy.allow)");
 	free(msg);
 	oci_config_free(cfg);
 	moat_policy_free(p);

@@ -26,10 +26,12 @@
 #include "syscall-filter.h"
 #include "utils.h"
 
-#define PROFILE_A "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"mkdir\", " \
-		  "\"mkdirat\", \"no_such_call\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 38}]}"
-#define PROFILE_B "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"mkdir\", " \
-		  "\"mkdirat\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1}]}"
+#define PROFILE_A                                                                         \
+	"{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"mkdir\", " \
+	"\"mkdirat\", \"no_such_call\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 38}]}"
+#define PROFILE_B                                                                         \
+	"{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"mkdir\", " \
+	"\"mkdirat\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1}]}"
 
 struct fixture {
 	char root[64];
@@ -247,7 +249,8 @@ static void test_cached_program_filters(void **state)
 		moat_error err = MOAT_ERROR_INIT;
 		int fd = -1;
 
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || moat_seccomp_load(sc, &fd, &err) < 0)
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    moat_seccomp_load(sc, &fd, &err) < 0)
 			_exit(2);
 		_exit(mkdir(dir, 0700) < 0 && errno == ENOSYS ? 0 : 1);
 	}
@@ -262,7 +265,8 @@ static void test_cached_program_filters(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_second_prepare_reads_the_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_second_prepare_reads_the_cache, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_other_profile_other_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_entries_are_misses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_root_no_cache, setup, teardown),

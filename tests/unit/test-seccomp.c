@@ -186,13 +186,13 @@ static uint32_t decide(const struct program *p, uint32_t arch, int nr, uint64_t 
 }
 
 #define X86_64 AUDIT_ARCH_X86_64
-#define expect_decision(p, nr, a0, a1, a2, want)                                        \
-	do {                                                                           \
-		uint32_t _got = decide(p, X86_64, nr, a0, a1, a2);                      \
-		if (_got != (want))                                                    \
-			fail_msg("%s(%#llx, %#llx, %#llx): %#x, expected %#x", #nr,     \
-				 (unsigned long long)(a0), (unsigned long long)(a1),    \
-				 (unsigned long long)(a2), _got, (uint32_t)(want));     \
+#define expect_decision(p, nr, a0, a1, a2, want)                                     \
+	do {                                                                         \
+		uint32_t _got = decide(p, X86_64, nr, a0, a1, a2);                   \
+		if (_got != (want))                                                  \
+			fail_msg("%s(%#llx, %#llx, %#llx): %#x, expected %#x", #nr,  \
+				 (unsigned long long)(a0), (unsigned long long)(a1), \
+				 (unsigned long long)(a2), _got, (uint32_t)(want));  \
 	} while (0)
 
 /* ---- compiling: errors ------------------------------------------------------------------ */
@@ -238,14 +238,16 @@ static void test_errors_errno_and_args(void **state)
 				   "\"errnoRet\": 5000}"),
 			  "linux.seccomp.syscalls[0].errnoRet: 5000 is out of range for "
 			  "SCMP_ACT_ERRNO (0..4095)");
-	expect_json_error(ONE_RULE("{\"names\": [\"getpid\"], \"action\": \"SCMP_ACT_ERRNO\", \"args\": ["
-				   "{\"index\": 0, \"value\": 1, \"op\": \"SCMP_CMP_EQ\"},"
-				   "{\"index\": 6, \"value\": 1, \"op\": \"SCMP_CMP_EQ\"}]}"),
-			  "linux.seccomp.syscalls[0].args[1].index: 6 is not an argument index");
-	expect_json_error(ONE_RULE("{\"names\": [\"getpid\"], \"action\": \"SCMP_ACT_ERRNO\", \"args\": ["
-				   "{\"index\": 0, \"value\": 1, \"valueTwo\": 3, \"op\": "
-				   "\"SCMP_CMP_EQ\"}]}"),
-			  "linux.seccomp.syscalls[0].args[0].valueTwo: only SCMP_CMP_MASKED_EQ");
+	expect_json_error(
+		ONE_RULE("{\"names\": [\"getpid\"], \"action\": \"SCMP_ACT_ERRNO\", \"args\": ["
+			 "{\"index\": 0, \"value\": 1, \"op\": \"SCMP_CMP_EQ\"},"
+			 "{\"index\": 6, \"value\": 1, \"op\": \"SCMP_CMP_EQ\"}]}"),
+		"linux.seccomp.syscalls[0].args[1].index: 6 is not an argument index");
+	expect_json_error(
+		ONE_RULE("{\"names\": [\"getpid\"], \"action\": \"SCMP_ACT_ERRNO\", \"args\": ["
+			 "{\"index\": 0, \"value\": 1, \"valueTwo\": 3, \"op\": "
+			 "\"SCMP_CMP_EQ\"}]}"),
+		"linux.seccomp.syscalls[0].args[0].valueTwo: only SCMP_CMP_MASKED_EQ");
 	expect_json_error(ONE_RULE("{\"names\": [], \"action\": \"SCMP_ACT_ERRNO\"}"),
 			  "linux.seccomp.syscalls[0].names: no syscall named");
 }
@@ -258,10 +260,11 @@ static void test_errors_notify(void **state)
 			  "linux.seccomp.listenerPath: required when an action is SCMP_ACT_NOTIFY");
 	expect_json_error("{\"defaultAction\": \"SCMP_ACT_NOTIFY\", \"listenerPath\": \"/x\"}",
 			  "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY would hold every syscall");
-	expect_json_error("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"/x\", "
-			  "\"syscalls\": [{\"names\": [\"getpid\", \"sendmsg\"], "
-			  "\"action\": \"SCMP_ACT_NOTIFY\"}]}",
-			  "linux.seccomp.syscalls[0].names[1]: SCMP_ACT_NOTIFY cannot apply to sendmsg");
+	expect_json_error(
+		"{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"/x\", "
+		"\"syscalls\": [{\"names\": [\"getpid\", \"sendmsg\"], "
+		"\"action\": \"SCMP_ACT_NOTIFY\"}]}",
+		"linux.seccomp.syscalls[0].names[1]: SCMP_ACT_NOTIFY cannot apply to sendmsg");
 }
 
 static void test_errors_flags(void **state)
@@ -277,7 +280,8 @@ static void test_errors_flags(void **state)
 #endif
 	sc = prepare_json("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"flags\": ["
 			  "\"SECCOMP_FILTER_FLAG_TSYNC\", \"SECCOMP_FILTER_FLAG_LOG\", "
-			  "\"SECCOMP_FILTER_FLAG_SPEC_ALLOW\"]}", &err);
+			  "\"SECCOMP_FILTER_FLAG_SPEC_ALLOW\"]}",
+			  &err);
 	if (sc == NULL)
 		fail_msg("flags: %s", err.msg);
 	moat_seccomp_free(sc);
@@ -309,13 +313,14 @@ static void test_clashing_rules_warn(void **state)
 	struct program p;
 
 	/* Podman's default profile: setns allowed, and EPERM "without CAP_SYS_ADMIN" after it */
-	p = expect_json_warning("{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"defaultErrnoRet\": 38, "
-				"\"syscalls\": ["
-				"{\"names\": [\"getpid\", \"setns\"], \"action\": \"SCMP_ACT_ALLOW\"},"
-				"{\"names\": [\"setns\"], \"action\": \"SCMP_ACT_ERRNO\", "
-				"\"errnoRet\": 1}]}",
-				"linux.seccomp.syscalls[1]: the rule for \"setns\" is ignored: "
-				"syscalls[0] gives it another action first");
+	p = expect_json_warning(
+		"{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"defaultErrnoRet\": 38, "
+		"\"syscalls\": ["
+		"{\"names\": [\"getpid\", \"setns\"], \"action\": \"SCMP_ACT_ALLOW\"},"
+		"{\"names\": [\"setns\"], \"action\": \"SCMP_ACT_ERRNO\", "
+		"\"errnoRet\": 1}]}",
+		"linux.seccomp.syscalls[1]: the rule for \"setns\" is ignored: "
+		"syscalls[0] gives it another action first");
 	expect_decision(&p, SYS_setns, 0, 0, 0, SECCOMP_RET_ALLOW);
 	free(p.insns);
 	/* a conditional rule after one without args */
@@ -328,22 +333,24 @@ static void test_clashing_rules_warn(void **state)
 	expect_decision(&p, SYS_ioctl, 0, 21522, 0, SECCOMP_RET_LOG);
 	free(p.insns);
 	/* one without args after a conditional one: the later one wins */
-	p = expect_json_warning(ONE_RULE("{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_ERRNO\", "
-					 "\"args\": [{\"index\": 1, \"value\": 21522, "
-					 "\"op\": \"SCMP_CMP_EQ\"}]},"
-					 "{\"names\": [\"getpid\", \"ioctl\"], "
-					 "\"action\": \"SCMP_ACT_LOG\"}"),
-				"linux.seccomp.syscalls[1]: the rule for \"ioctl\" applies to every "
-				"call, so its conditional rule in syscalls[0] with another action is "
-				"ignored");
+	p = expect_json_warning(
+		ONE_RULE("{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_ERRNO\", "
+			 "\"args\": [{\"index\": 1, \"value\": 21522, "
+			 "\"op\": \"SCMP_CMP_EQ\"}]},"
+			 "{\"names\": [\"getpid\", \"ioctl\"], "
+			 "\"action\": \"SCMP_ACT_LOG\"}"),
+		"linux.seccomp.syscalls[1]: the rule for \"ioctl\" applies to every "
+		"call, so its conditional rule in syscalls[0] with another action is "
+		"ignored");
 	expect_decision(&p, SYS_ioctl, 0, 21522, 0, SECCOMP_RET_LOG);
 	free(p.insns);
 	/* the same args with two actions stays an error: libseccomp refuses it itself */
-	expect_json_error(ONE_RULE("{\"names\": [\"kill\"], \"action\": \"SCMP_ACT_LOG\", \"args\": "
-				   "[{\"index\": 1, \"value\": 9, \"op\": \"SCMP_CMP_EQ\"}]},"
-				   "{\"names\": [\"kill\"], \"action\": \"SCMP_ACT_TRAP\", \"args\": "
-				   "[{\"index\": 1, \"value\": 9, \"op\": \"SCMP_CMP_EQ\"}]}"),
-			  "linux.seccomp.syscalls[1]: \"kill\" with the same args has another action");
+	expect_json_error(
+		ONE_RULE("{\"names\": [\"kill\"], \"action\": \"SCMP_ACT_LOG\", \"args\": "
+			 "[{\"index\": 1, \"value\": 9, \"op\": \"SCMP_CMP_EQ\"}]},"
+			 "{\"names\": [\"kill\"], \"action\": \"SCMP_ACT_TRAP\", \"args\": "
+			 "[{\"index\": 1, \"value\": 9, \"op\": \"SCMP_CMP_EQ\"}]}"),
+		"linux.seccomp.syscalls[1]: \"kill\" with the same args has another action");
 }
 
 static void test_errors_too_many_alternatives(void **state)
@@ -354,11 +361,12 @@ static void test_errors_too_many_alternatives(void **state)
 
 	/* 9 x 9 alternatives on two indexes: 81 rules */
 	for (int i = 0; i < 18; i++)
-		fprintf(f, "%s{\"index\": %d, \"value\": %d, \"op\": \"SCMP_CMP_EQ\"}", i ? "," : "",
-			i % 2, i);
+		fprintf(f, "%s{\"index\": %d, \"value\": %d, \"op\": \"SCMP_CMP_EQ\"}",
+			i ? "," : "", i % 2, i);
 	fclose(f);
 	json = xasprintf(ONE_RULE("{\"names\": [\"kill\"], \"action\": \"SCMP_ACT_LOG\", "
-				  "\"args\": [%s]}"), args);
+				  "\"args\": [%s]}"),
+			 args);
 	expect_json_error(json, "linux.seccomp.syscalls[0].args: the alternatives make more than");
 }
 
@@ -378,7 +386,7 @@ static void test_unknown_names_warn(void **state)
 		fail_msg("unknown names are no error: %s", err.msg);
 	assert_non_null(err.warn);
 	assert_non_null(strstr(err.warn, "linux.seccomp.syscalls[0]: skipped \"no_such_syscall\", "
-				       "\"socketcall\": not a syscall"));
+					 "\"socketcall\": not a syscall"));
 	p = export_bpf(sc);
 	expect_decision(&p, SYS_getpid, 0, 0, 0, RET_ERRNO(7));
 	expect_decision(&p, 462 /* mseal */, 0, 0, 0, RET_ERRNO(7));
@@ -386,10 +394,11 @@ static void test_unknown_names_warn(void **state)
 	moat_seccomp_free(sc);
 	moat_error_clear(&err);
 	/* with i386 in the filter, socketcall is known; mseal's number is not certain */
-	sc = prepare_json("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"architectures\": "
-			  "[\"SCMP_ARCH_X86_64\", \"SCMP_ARCH_X86\"], \"syscalls\": ["
-			  "{\"names\": [\"socketcall\", \"mseal\"], \"action\": \"SCMP_ACT_ERRNO\"}]}",
-			  &err);
+	sc = prepare_json(
+		"{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"architectures\": "
+		"[\"SCMP_ARCH_X86_64\", \"SCMP_ARCH_X86\"], \"syscalls\": ["
+		"{\"names\": [\"socketcall\", \"mseal\"], \"action\": \"SCMP_ACT_ERRNO\"}]}",
+		&err);
 	assert_non_null(sc);
 	assert_non_null(err.warn);
 	assert_non_null(strstr(err.warn, "skipped \"mseal\":"));
@@ -433,18 +442,19 @@ static void test_operators_and_actions(void **state)
 	struct program p;
 	int nrs[] = { SYS_getuid, SYS_getgid, SYS_geteuid, SYS_getegid, SYS_getppid, SYS_getpgrp };
 
-	json = xasprintf(ONE_RULE(
-		"{\"names\": [\"getuid\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1, \"args\": [{\"index\": 0, \"value\": 5, \"op\": \"SCMP_CMP_%s\"}]},"
-		"{\"names\": [\"getgid\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 2, \"args\": [{\"index\": 0, \"value\": 5, \"op\": \"SCMP_CMP_%s\"}]},"
-		"{\"names\": [\"geteuid\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 3, \"args\": [{\"index\": 0, \"value\": 5, \"op\": \"SCMP_CMP_%s\"}]},"
-		"{\"names\": [\"getegid\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 4, \"args\": [{\"index\": 0, \"value\": 5, \"op\": \"SCMP_CMP_%s\"}]},"
-		"{\"names\": [\"getppid\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 5, \"args\": [{\"index\": 0, \"value\": 5, \"op\": \"SCMP_CMP_%s\"}]},"
-		"{\"names\": [\"getpgrp\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 6, \"args\": [{\"index\": 0, \"value\": 5, \"op\": \"SCMP_CMP_%s\"}]},"
-		"{\"names\": [\"kill\"], \"action\": \"SCMP_ACT_TRACE\", \"errnoRet\": 777, \"args\": [{\"index\": 1, \"value\": 240, \"valueTwo\": 16, \"op\": \"SCMP_CMP_MASKED_EQ\"}]},"
-		"{\"names\": [\"tkill\"], \"action\": \"SCMP_ACT_KILL\"},"
-		"{\"names\": [\"tgkill\"], \"action\": \"SCMP_ACT_TRAP\"},"
-		"{\"names\": [\"getsid\"], \"action\": \"SCMP_ACT_LOG\"},"
-		"{\"names\": [\"getpgid\"], \"action\": \"SCMP_ACT_KILL_THREAD\"}"),
+	json = xasprintf(
+		ONE_RULE(
+			"{\"names\": [\"getuid\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1, \"args\": [{\"index\": 0, \"value\": 5, \"op\": \"SCMP_CMP_%s\"}]},"
+			"{\"names\": [\"getgid\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 2, \"args\": [{\"index\": 0, \"value\": 5, \"op\": \"SCMP_CMP_%s\"}]},"
+			"{\"names\": [\"geteuid\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 3, \"args\": [{\"index\": 0, \"value\": 5, \"op\": \"SCMP_CMP_%s\"}]},"
+			"{\"names\": [\"getegid\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 4, \"args\": [{\"index\": 0, \"value\": 5, \"op\": \"SCMP_CMP_%s\"}]},"
+			"{\"names\": [\"getppid\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 5, \"args\": [{\"index\": 0, \"value\": 5, \"op\": \"SCMP_CMP_%s\"}]},"
+			"{\"names\": [\"getpgrp\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 6, \"args\": [{\"index\": 0, \"value\": 5, \"op\": \"SCMP_CMP_%s\"}]},"
+			"{\"names\": [\"kill\"], \"action\": \"SCMP_ACT_TRACE\", \"errnoRet\": 777, \"args\": [{\"index\": 1, \"value\": 240, \"valueTwo\": 16, \"op\": \"SCMP_CMP_MASKED_EQ\"}]},"
+			"{\"names\": [\"tkill\"], \"action\": \"SCMP_ACT_KILL\"},"
+			"{\"names\": [\"tgkill\"], \"action\": \"SCMP_ACT_TRAP\"},"
+			"{\"names\": [\"getsid\"], \"action\": \"SCMP_ACT_LOG\"},"
+			"{\"names\": [\"getpgid\"], \"action\": \"SCMP_ACT_KILL_THREAD\"}"),
 		ops[0], ops[1], ops[2], ops[3], ops[4], ops[5]);
 	sc = prepare_json(json, &err);
 	if (sc == NULL)
@@ -493,6 +503,7 @@ static void test_feature_names(void **state)
 /* ---- the default profile, compiled -------------------------------------------------------- */
 
 /* The names in the profile that libseccomp 2.5.4 does not know (seccomp.c's table). */
+/* clang-format off */
 static const struct {
 	const char *name;
 	int nr;
@@ -502,6 +513,7 @@ static const struct {
 	{ "getxattrat", 464 },   { "listxattrat", 465 },   { "removexattrat", 466 },
 	{ "open_tree_attr", 467 }, { "file_getattr", 468 }, { "file_setattr", 469 },
 };
+/* clang-format on */
 
 static int nr_of(const char *name)
 {
@@ -551,8 +563,9 @@ static void test_default_profile_every_syscall(void **state)
 		want[i] = RET_ERRNO(EPERM);
 	for (i = 0; i < s->syscalls_len; i++) {
 		const struct oci_syscall *e = s->syscalls[i];
-		uint32_t action = strcmp(e->action, "SCMP_ACT_ALLOW") == 0 ? RET_ALLOW
-									  : RET_ERRNO(e->errno_ret);
+		uint32_t action = strcmp(e->action, "SCMP_ACT_ALLOW") == 0
+					  ? RET_ALLOW
+					  : RET_ERRNO(e->errno_ret);
 
 		assert_true(strcmp(e->action, "SCMP_ACT_ALLOW") == 0 ||
 			    (strcmp(e->action, "SCMP_ACT_ERRNO") == 0 && e->errno_ret_present));
@@ -582,16 +595,20 @@ static void test_default_profile_arguments(void **state)
 	expect_decision(&p, SYS_socket, AF_INET, SOCK_DGRAM, 0, RET_ALLOW);
 	expect_decision(&p, SYS_socket, AF_INET6, SOCK_STREAM, 0, RET_ALLOW);
 	expect_decision(&p, SYS_socket, AF_NETLINK, SOCK_RAW, 0 /* ROUTE */, RET_ALLOW);
-	expect_decision(&p, SYS_socket, AF_NETLINK, SOCK_RAW, 9 /* AUDIT */, RET_ERRNO(EPROTONOSUPPORT));
+	expect_decision(&p, SYS_socket, AF_NETLINK, SOCK_RAW, 9 /* AUDIT */,
+			RET_ERRNO(EPROTONOSUPPORT));
 	expect_decision(&p, SYS_socket, AF_NETLINK, SOCK_RAW, HI32, RET_ERRNO(EPROTONOSUPPORT));
 	expect_decision(&p, SYS_socket, AF_PACKET, SOCK_RAW, 0, RET_ERRNO(EAFNOSUPPORT));
 	expect_decision(&p, SYS_socket, 40 /* AF_VSOCK */, SOCK_STREAM, 0, RET_ERRNO(EAFNOSUPPORT));
-	expect_decision(&p, SYS_socket, 38 /* AF_ALG */, SOCK_SEQPACKET, 0, RET_ERRNO(EAFNOSUPPORT));
+	expect_decision(&p, SYS_socket, 38 /* AF_ALG */, SOCK_SEQPACKET, 0,
+			RET_ERRNO(EAFNOSUPPORT));
 	expect_decision(&p, SYS_socket, 0, SOCK_STREAM, 0, RET_ERRNO(EAFNOSUPPORT));
 	expect_decision(&p, SYS_socket, 4 /* AF_IPX */, SOCK_DGRAM, 0, RET_ERRNO(EAFNOSUPPORT));
 	/* upper bits the kernel drops (family is an int) never reach an allow */
-	expect_decision(&p, SYS_socket, (1ULL << 32) | AF_INET, SOCK_STREAM, 0, RET_ERRNO(EAFNOSUPPORT));
-	expect_decision(&p, SYS_socket, (1ULL << 32) | AF_NETLINK, SOCK_RAW, 0, RET_ERRNO(EAFNOSUPPORT));
+	expect_decision(&p, SYS_socket, (1ULL << 32) | AF_INET, SOCK_STREAM, 0,
+			RET_ERRNO(EAFNOSUPPORT));
+	expect_decision(&p, SYS_socket, (1ULL << 32) | AF_NETLINK, SOCK_RAW, 0,
+			RET_ERRNO(EAFNOSUPPORT));
 
 	expect_decision(&p, SYS_ioctl, 0, TCGETS, 0, RET_ALLOW);
 	expect_decision(&p, SYS_ioctl, 0, HI32 | 0x80045430 /* TIOCGPTN, musl */, 0, RET_ALLOW);
@@ -605,9 +622,11 @@ static void test_default_profile_arguments(void **state)
 	expect_decision(&p, SYS_ioctl, 0, (1ULL << 32) | TCGETS, 0, RET_ALLOW);
 
 	expect_decision(&p, SYS_clone, SIGCHLD, 0, 0, RET_ALLOW);
-	expect_decision(&p, SYS_clone, CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
-		CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID |
-		CLONE_CHILD_CLEARTID, 0, 0, RET_ALLOW);
+	expect_decision(&p, SYS_clone,
+			CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+				CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID |
+				CLONE_CHILD_CLEARTID,
+			0, 0, RET_ALLOW);
 	expect_decision(&p, SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, RET_ERRNO(EPERM));
 	expect_decision(&p, SYS_clone, CLONE_NEWNS, 0, 0, RET_ERRNO(EPERM));
 	expect_decision(&p, SYS_clone, CLONE_NEWNET | CLONE_NEWPID, 0, 0, RET_ERRNO(EPERM));
@@ -642,13 +661,12 @@ static void test_default_profile_other_arches(void **state)
 /* Children report the first failed check on this pipe and exit 1. */
 static int report_fd = -1;
 
-#define CHECK(cond)                                                                   \
-	do {                                                                          \
-		if (!(cond)) {                                                        \
-			dprintf(report_fd, "line %d: %s (errno %d)", __LINE__, #cond, \
-				errno);                                               \
-			_exit(1);                                                     \
-		}                                                                     \
+#define CHECK(cond)                                                                           \
+	do {                                                                                  \
+		if (!(cond)) {                                                                \
+			dprintf(report_fd, "line %d: %s (errno %d)", __LINE__, #cond, errno); \
+			_exit(1);                                                             \
+		}                                                                             \
 	} while (0)
 #define CHECK_ERRNO(call, e) CHECK((call) < 0 && errno == (e))
 
@@ -957,7 +975,9 @@ static char *listener_receive(struct listener *l, int *ret_fd)
 	} ctl;
 	static char json[4096];
 	struct iovec iov = { .iov_base = json, .iov_len = sizeof(json) - 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
 			     .msg_controllen = sizeof(ctl.buf) };
 	int conn = accept4(l->sock, NULL, NULL, SOCK_CLOEXEC);
 	ssize_t n, total;
@@ -977,8 +997,8 @@ static char *listener_receive(struct listener *l, int *ret_fd)
 	return json;
 }
 
-#define STATE_JSON                                                                    \
-	"{\"ociVersion\": \"1.2.0\", \"id\": \"c1\", \"status\": \"creating\", "         \
+#define STATE_JSON                                                               \
+	"{\"ociVersion\": \"1.2.0\", \"id\": \"c1\", \"status\": \"creating\", " \
 	"\"pid\": 4242, \"bundle\": \"/b\", \"annotations\": {\"k\": \"v\"}}"
 
 static void test_listener_protocol(void **state)
@@ -995,7 +1015,9 @@ static void test_listener_protocol(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0)
 		_exit(moat_seccomp_send_to_listener(l.path, "MKNOD=/dev/null", fds[1], 0,
-						    STATE_JSON, &err) < 0 ? 1 : 0);
+						    STATE_JSON, &err) < 0
+			      ? 1
+			      : 0);
 	json = listener_receive(&l, &got);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	expect_exit_0(status);
@@ -1009,13 +1031,13 @@ static void test_listener_protocol(void **state)
 	close(fds[1]);
 	listener_close(&l);
 	/* errors name the field */
-	assert_true(moat_seccomp_send_to_listener("/nonexistent/agent.sock", NULL, 0, 0,
-						  STATE_JSON, &err) < 0);
+	assert_true(moat_seccomp_send_to_listener("/nonexistent/agent.sock", NULL, 0, 0, STATE_JSON,
+						  &err) < 0);
 	assert_non_null(strstr(err.msg, "linux.seccomp.listenerPath: connect "
-				       "'/nonexistent/agent.sock'"));
+					"'/nonexistent/agent.sock'"));
 	moat_error_clear(&err);
-	assert_true(moat_seccomp_send_to_listener("/x", NULL, 0, 0,
-						  "{\"ociVersion\": \"1.2.0\"}", &err) < 0);
+	assert_true(moat_seccomp_send_to_listener("/x", NULL, 0, 0, "{\"ociVersion\": \"1.2.0\"}",
+						  &err) < 0);
 	assert_non_null(strstr(err.msg, "seccomp listener: state: "));
 	moat_error_clear(&err);
 	close(fds[0]);
@@ -1059,7 +1081,8 @@ static void test_real_notify(void **state)
 	a.path = l.path;
 	a.sc = prepare_json("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"/x\", "
 			    "\"syscalls\": [{\"names\": [\"getppid\"], "
-			    "\"action\": \"SCMP_ACT_NOTIFY\"}]}", &err);
+			    "\"action\": \"SCMP_ACT_NOTIFY\"}]}",
+			    &err);
 	assert_non_null(a.sc);
 	assert_true(moat_seccomp_uses_notify(a.sc));
 	pid = fork();

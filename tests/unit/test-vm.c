@@ -32,11 +32,11 @@ static struct oci_config *config(const char *json)
 	return cfg;
 }
 
-#define CFG(annotations, linux_extra) \
-	"{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"rootfs\"}, " \
+#define CFG(annotations, linux_extra)                                                             \
+	"{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"rootfs\"}, "                          \
 	"\"process\": {\"cwd\": \"/\", \"args\": [\"sh\"], \"user\": {\"uid\": 0, \"gid\": 0}}, " \
-	"\"annotations\": {" annotations "}, \"linux\": {\"namespaces\": [{\"type\": \"mount\"}]" \
-	linux_extra "}}"
+	"\"annotations\": {" annotations                                                          \
+	"}, \"linux\": {\"namespaces\": [{\"type\": \"mount\"}]" linux_extra "}}"
 
 static const struct moat_vm_defaults defaults = { false, MOAT_VM_ACCEL_KVM };
 
@@ -63,22 +63,23 @@ static void test_isolation(void **state)
 	(void)state;
 	assert_int_equal(choose(CFG("", ""), false, &defaults, &c, &msg), 0);
 	assert_int_equal(c.isolation, MOAT_ISOLATION_CONTAINER);
-	assert_int_equal(choose(CFG("\"moat.isolation\": \"microvm\"", ""), false, &defaults, &c,
-				&msg), 0);
+	assert_int_equal(
+		choose(CFG("\"moat.isolation\": \"microvm\"", ""), false, &defaults, &c, &msg), 0);
 	assert_int_equal(c.isolation, MOAT_ISOLATION_MICROVM);
 	assert_int_equal(c.accel, MOAT_VM_ACCEL_KVM);
 	assert_int_equal(c.memory_mib, 256);
 	assert_int_equal(c.cpus, 1);
 	/* moat-vm: the annotation cannot lower it */
-	assert_int_equal(choose(CFG("\"moat.isolation\": \"container\"", ""), true, &defaults, &c,
-				&msg), 0);
+	assert_int_equal(
+		choose(CFG("\"moat.isolation\": \"container\"", ""), true, &defaults, &c, &msg), 0);
 	assert_int_equal(c.isolation, MOAT_ISOLATION_MICROVM);
 	/* the policy's default, and the annotation below it */
 	assert_int_equal(choose(CFG("", ""), false, &vm_default, &c, &msg), 0);
 	assert_int_equal(c.isolation, MOAT_ISOLATION_MICROVM);
 	assert_int_equal(c.accel, MOAT_VM_ACCEL_TCG);
-	assert_int_equal(choose(CFG("\"moat.isolation\": \"container\"", ""), false, &vm_default,
-				&c, &msg), 0);
+	assert_int_equal(
+		choose(CFG("\"moat.isolation\": \"container\"", ""), false, &vm_default, &c, &msg),
+		0);
 	assert_int_equal(c.isolation, MOAT_ISOLATION_CONTAINER);
 	assert_true(choose(CFG("\"moat.isolation\": \"vm\"", ""), false, &defaults, &c, &msg) < 0);
 	assert_string_equal(msg, "annotations.moat.isolation: 'vm' is not container or microvm");
@@ -98,7 +99,8 @@ static void test_accel_memory_cpus(void **state)
 	assert_int_equal(choose(CFG("\"moat.isolation\": \"microvm\", \"moat.vm.accel\": \"tcg\", "
 				    "\"moat.vm.cpus\": \"2\", \"moat.vm.memory_mib\": \"300\"",
 				    ""),
-				false, &defaults, &c, &msg), 0);
+				false, &defaults, &c, &msg),
+			 0);
 	assert_int_equal(c.accel, MOAT_VM_ACCEL_TCG);
 	assert_int_equal(c.cpus, 2);
 	assert_int_equal(c.memory_mib, 300);
@@ -106,7 +108,8 @@ static void test_accel_memory_cpus(void **state)
 	assert_int_equal(choose(CFG("\"moat.isolation\": \"microvm\"",
 				    ", \"resources\": {\"memory\": {\"limit\": 536870912}, "
 				    "\"cpu\": {\"quota\": 150000, \"period\": 100000}}"),
-				false, &defaults, &c, &msg), 0);
+				false, &defaults, &c, &msg),
+			 0);
 	assert_int_equal(c.memory_mib, 448);
 	assert_int_equal(c.cpus, 2);
 	assert_true(choose(CFG("\"moat.isolation\": \"microvm\"",
@@ -165,14 +168,15 @@ static void test_memory_update(void **state)
 	free(msg);
 	/* a byte short of it, in bytes */
 	msg = update_refusal(256, (320 << 20) - 1, false);
-	assert_string_equal(msg, "linux.resources.memory.limit 335544319 bytes is below what this "
-				 "microVM needs: its guest has 256 MiB and QEMU takes 64 MiB beside "
-				 "it (320 MiB)");
+	assert_string_equal(msg,
+			    "linux.resources.memory.limit 335544319 bytes is below what this "
+			    "microVM needs: its guest has 256 MiB and QEMU takes 64 MiB beside "
+			    "it (320 MiB)");
 	free(msg);
 	assert_null(update_refusal(256, 320 << 20, false));
 	assert_null(update_refusal(256, (int64_t)1 << 40, false));
-	assert_null(update_refusal(256, -1, false));  /* no limit */
-	assert_null(update_refusal(256, 0, true));    /* no new limit */
+	assert_null(update_refusal(256, -1, false)); /* no limit */
+	assert_null(update_refusal(256, 0, true));   /* no new limit */
 	assert_int_equal(moat_vm_check_memory_update(256, NULL, &err), 0);
 	assert_null(err.msg);
 }
@@ -238,10 +242,10 @@ static void test_start_message(void **state)
 static void test_start_seccomp(void **state)
 {
 	struct oci_config *cfg = config(CFG("", ", \"seccomp\": {\"defaultAction\": "
-					    "\"SCMP_ACT_ALLOW\", \"flags\": "
-					    "[\"SECCOMP_FILTER_FLAG_LOG\"], \"syscalls\": "
-					    "[{\"names\": [\"mkdir\"], \"action\": "
-					    "\"SCMP_ACT_ERRNO\"}]}"));
+						"\"SCMP_ACT_ALLOW\", \"flags\": "
+						"[\"SECCOMP_FILTER_FLAG_LOG\"], \"syscalls\": "
+						"[{\"names\": [\"mkdir\"], \"action\": "
+						"\"SCMP_ACT_ERRNO\"}]}"));
 	moat_error err = MOAT_ERROR_INIT;
 	struct moat_seccomp *sc = NULL;
 	struct moat_msg_start m;
@@ -308,7 +312,9 @@ static void test_start_resources(void **state)
 
 	(void)state;
 	assert_int_equal(start_for(", \"resources\": {\"pids\": {\"limit\": 1024}, \"cpu\": "
-				   "{\"quota\": 20000}}", &m, &msg), 0);
+				   "{\"quota\": 20000}}",
+				   &m, &msg),
+			 0);
 	assert_true(m.has_resources);
 	assert_true(m.resources.has_pids_limit);
 	assert_int_equal(m.resources.pids_limit, 1024);
@@ -318,7 +324,9 @@ static void test_start_resources(void **state)
 	moat_vm_start_free(&m);
 	/* no limit: pids 0 or -1, quota -1, a period alone */
 	assert_int_equal(start_for(", \"resources\": {\"pids\": {\"limit\": -1}, \"cpu\": "
-				   "{\"quota\": -1, \"period\": 50000}}", &m, &msg), 0);
+				   "{\"quota\": -1, \"period\": 50000}}",
+				   &m, &msg),
+			 0);
 	assert_false(m.has_resources);
 	moat_vm_start_free(&m);
 	assert_int_equal(start_for("", &m, &msg), 0);
@@ -329,7 +337,9 @@ static void test_start_resources(void **state)
 	assert_non_null(strstr(msg, "linux.resources.cpu.quota: 500 is outside"));
 	free(msg);
 	assert_int_equal(start_for(", \"resources\": {\"cpu\": {\"quota\": 5000, \"period\": "
-				   "2000000}}", &m, &msg), -EINVAL);
+				   "2000000}}",
+				   &m, &msg),
+			 -EINVAL);
 	assert_non_null(strstr(msg, "linux.resources.cpu.period: 2000000 is outside"));
 	free(msg);
 	assert_int_equal(start_for(", \"resources\": {\"pids\": {\"limit\": 5000000}}", &m, &msg),
@@ -349,9 +359,13 @@ static bool argv_has(char **argv, const char *a, const char *b)
 static void test_qemu_argv(void **state)
 {
 	struct moat_vm_choice vm = { MOAT_ISOLATION_MICROVM, MOAT_VM_ACCEL_TCG, 300, 2 };
-	struct moat_vm_launch l = { .qemu = "/usr/bin/qemu-system-x86_64", .qemu_fd = -1,
-				    .kernel = "/k", .initramfs = "/i", .rootfs = "/root,fs",
-				    .vm = &vm, .agent_fd = 5 };
+	struct moat_vm_launch l = { .qemu = "/usr/bin/qemu-system-x86_64",
+				    .qemu_fd = -1,
+				    .kernel = "/k",
+				    .initramfs = "/i",
+				    .rootfs = "/root,fs",
+				    .vm = &vm,
+				    .agent_fd = 5 };
 	char **argv = moat_vm_qemu_argv(&l);
 
 	(void)state;
@@ -362,10 +376,12 @@ static void test_qemu_argv(void **state)
 	assert_true(argv_has(argv, "-m", "300M"));
 	assert_true(argv_has(argv, "-kernel", "/k"));
 	assert_true(argv_has(argv, "-initrd", "/i"));
-	assert_true(argv_has(argv, "-sandbox",
-			     "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"));
+	assert_true(argv_has(
+		argv, "-sandbox",
+		"on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"));
 	/* a comma in a path is doubled, as QEMU's option syntax wants */
-	assert_true(argv_has(argv, "-fsdev", "local,id=root,path=/root,,fs,security_model=none,multidevs=remap"));
+	assert_true(argv_has(argv, "-fsdev",
+			     "local,id=root,path=/root,,fs,security_model=none,multidevs=remap"));
 	assert_true(argv_has(argv, "-device", "virtserialport,chardev=agent,name=moat.0"));
 	assert_true(argv_has(argv, "-chardev", "null,id=con"));
 	moat_vm_argv_free(argv);
@@ -377,22 +393,19 @@ static void test_qemu_argv(void **state)
 	/* a read-only root is exported read-only */
 	l.rootfs_readonly = true;
 	argv = moat_vm_qemu_argv(&l);
-	assert_true(argv_has(argv, "-fsdev",
-			     "local,id=root,path=/root,,fs,security_model=none,multidevs=remap,readonly=on"));
+	assert_true(argv_has(
+		argv, "-fsdev",
+		"local,id=root,path=/root,,fs,security_model=none,multidevs=remap,readonly=on"));
 	moat_vm_argv_free(argv);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_isolation),
-		cmocka_unit_test(test_accel_memory_cpus),
-		cmocka_unit_test(test_memory_update),
-		cmocka_unit_test(test_start_message),
-		cmocka_unit_test(test_start_seccomp),
-		cmocka_unit_test(test_start_namespaces),
-		cmocka_unit_test(test_start_resources),
-		cmocka_unit_test(test_qemu_argv),
+		cmocka_unit_test(test_isolation),       cmocka_unit_test(test_accel_memory_cpus),
+		cmocka_unit_test(test_memory_update),   cmocka_unit_test(test_start_message),
+		cmocka_unit_test(test_start_seccomp),   cmocka_unit_test(test_start_namespaces),
+		cmocka_unit_test(test_start_resources), cmocka_unit_test(test_qemu_argv),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,7 +18,9 @@ typedef struct moat_error {
 	char *warn; /* warnings gathered on the way ("; "-separated), error or not */
 } moat_error;
 
+/* clang-format off */
 #define MOAT_ERROR_INIT { 0, NULL, NULL }
+/* clang-format on */
 
 /* Set the error to the formatted message followed by ": strerror(errnum)"
  * (errnum > 0, a system call's errno). Returns -errnum so callers can write
@@ -34,8 +36,7 @@ int moat_error_msg(moat_error *err, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Prefix context: "context: previous message". Returns -code (or -EINVAL). */
-int moat_error_prefix(moat_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+int moat_error_prefix(moat_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Add a warning (something failed that the operation survives, such as a
  * poststart hook): the command layer prints it whatever the outcome. */

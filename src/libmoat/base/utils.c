@@ -117,7 +117,8 @@ int read_fd_all(int fd, const char *name, size_t max_size, char **ret, size_t *r
 
 		if (len == cap) {
 			if (cap > max_size)
-				return moat_error_msg(err, EFBIG, "read '%s': larger than %zu bytes", name,
+				return moat_error_msg(err, EFBIG,
+						      "read '%s': larger than %zu bytes", name,
 						      max_size);
 			cap *= 2;
 			buf = xrealloc(buf, cap + 1);
@@ -133,7 +134,8 @@ int read_fd_all(int fd, const char *name, size_t max_size, char **ret, size_t *r
 		len += (size_t)n;
 	}
 	if (len > max_size)
-		return moat_error_msg(err, EFBIG, "read '%s': larger than %zu bytes", name, max_size);
+		return moat_error_msg(err, EFBIG, "read '%s': larger than %zu bytes", name,
+				      max_size);
 	buf[len] = '\0';
 	*ret = TAKE_PTR(buf);
 	if (ret_len)
@@ -180,8 +182,8 @@ int write_file_at(int dirfd, const char *path, const char *data, size_t len, moa
 	if (fd < 0)
 		return moat_error_set(err, errno, "open '%s'", path);
 	if (write_all(fd, data, len) < 0)
-		return moat_error_set(err, errno, "write '%.*s' to '%s'", (int)(len > 64 ? 64 : len),
-				      data, path);
+		return moat_error_set(err, errno, "write '%.*s' to '%s'",
+				      (int)(len > 64 ? 64 : len), data, path);
 	return 0;
 }
 

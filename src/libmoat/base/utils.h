@@ -53,25 +53,25 @@ static inline void moat_error_clearp(moat_error *e)
  * accepts NULL: MOAT_DEFINE_CLEANUP(struct moat_cgroup, moat_cgroup_free) in cgroup.h gives
  *   _cleanup_(moat_cgroup_freep) struct moat_cgroup *cg = NULL;
  * Declared in the type's header, under its destructor. */
-#define MOAT_DEFINE_CLEANUP(type, func)                 \
-	static inline void func##p(type **p)            \
-	{                                               \
-		func(*p);                               \
+#define MOAT_DEFINE_CLEANUP(type, func)      \
+	static inline void func##p(type **p) \
+	{                                    \
+		func(*p);                    \
 	}
 
 /* Take ownership out of a cleanup variable: returns the value and leaves the
  * variable empty, so the cleanup does nothing. */
-#define TAKE_PTR(p)                                     \
-	({                                              \
-		__typeof__(p) _moat_tmp = (p);          \
-		(p) = NULL;                             \
-		_moat_tmp;                              \
+#define TAKE_PTR(p)                            \
+	({                                     \
+		__typeof__(p) _moat_tmp = (p); \
+		(p) = NULL;                    \
+		_moat_tmp;                     \
 	})
-#define TAKE_FD(fd)                                     \
-	({                                              \
-		int _moat_tmp = (fd);                   \
-		(fd) = -1;                              \
-		_moat_tmp;                              \
+#define TAKE_FD(fd)                   \
+	({                            \
+		int _moat_tmp = (fd); \
+		(fd) = -1;            \
+		_moat_tmp;            \
 	})
 
 #define MOAT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

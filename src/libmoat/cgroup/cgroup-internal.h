@@ -59,8 +59,9 @@ struct moat_cgroup {
 	struct cg_hier *h;
 	size_t n;
 	struct oci_string_map *applied; /* field -> "file=value" of each write that took effect */
-	struct oci_string_map *ignored; /* field -> why the host cannot honour it (CG_W_IGNORABLE) */
-	bool rt_raised; /* this create raised /moat's real-time budget (cgroup-rt.c) */
+	struct oci_string_map
+		*ignored; /* field -> why the host cannot honour it (CG_W_IGNORABLE) */
+	bool rt_raised;   /* this create raised /moat's real-time budget (cgroup-rt.c) */
 };
 
 /* One write of a resource plan: value into file on one side. Where a field has two possible
@@ -78,11 +79,12 @@ struct cg_write {
 
 #define CG_W_CHECK_EFFECT (1u << 0) /* read back: a kernel that ignores the write is an error */
 #define CG_W_KEEP_QUOTA (1u << 1)   /* cpu.max: the current quota goes before the value */
-#define CG_W_IGNORABLE (1u << 2)    /* a host that cannot honour it (no file, or a write the
+#define CG_W_IGNORABLE \
+	(1u << 2)                /* a host that cannot honour it (no file, or a write the
 				     * kernel ignores) gets a warning and a moat.cgroup.ignored
 				     * note instead of an error: memory.kernel and kernelTCP, which
 				     * the runtime spec marks NOT RECOMMENDED */
-#define CG_W_RT_BUDGET (1u << 3)    /* cpu.rt_runtime_us: cg_rt_write_runtime() */
+#define CG_W_RT_BUDGET (1u << 3) /* cpu.rt_runtime_us: cg_rt_write_runtime() */
 
 struct cg_dev_prog; /* cgroup-v2-devices.h */
 struct bpf_insn;    /* <linux/bpf.h> */
@@ -90,7 +92,7 @@ struct bpf_insn;    /* <linux/bpf.h> */
 struct cg_plan {
 	struct cg_write *w;
 	size_t n;
-	struct cg_dev_prog *devices; /* the v2 device filter to install first; NULL: none */
+	struct cg_dev_prog *devices;    /* the v2 device filter to install first; NULL: none */
 	struct oci_string_map *ignored; /* field -> why: CG_W_IGNORABLE fields this host lacks */
 };
 
@@ -98,7 +100,7 @@ struct cg_plan {
  * after the config's own rules so that its usual leading deny-all does not take it away. The
  * v1 side writes each as a devices.allow line, the v2 side compiles it into its filter. */
 struct cg_default_device {
-	char type;          /* 'b' or 'c' */
+	char type; /* 'b' or 'c' */
 	int64_t major;
 	int64_t minor;      /* CG_DEV_ANY: every minor */
 	const char *access; /* "rwm" */
@@ -116,7 +118,7 @@ extern const size_t cg_default_devices_n;
  * A config's deny of every device, or of a whole major, does not take a listed device away;
  * a deny of that device itself does, as the config asked. */
 struct cg_allow {
-	char type;      /* 'b' or 'c' */
+	char type; /* 'b' or 'c' */
 	int64_t major;
 	int64_t minor;  /* CG_DEV_ANY: every minor */
 	char access[4]; /* some of "rwm", in that order */
@@ -147,8 +149,7 @@ void cg_hier_clear(struct cg_hier *h);
 int cg_normalize_path(const char *in, char **ret, moat_error *err);
 char *cg_path_component(const char *path, size_t i);
 int cg_read_at(int dirfd, const char *dir, const char *file, char **ret, moat_error *err);
-int cg_write_at(int dirfd, const char *dir, const char *file, const char *value,
-		moat_error *err);
+int cg_write_at(int dirfd, const char *dir, const char *file, const char *value, moat_error *err);
 bool cg_has_file(const struct cg_hier *h, const char *file);
 /* The names of the sub-directories (sub-cgroups) of fd, a NULL-terminated list (strv.h). */
 int cg_list_subdirs(int fd, const char *dir, char ***ret, size_t *ret_n, moat_error *err);
@@ -180,8 +181,8 @@ void cg_allows_clear(struct cg_allows *a);
  * "cgroup '<dir>': <not_settled[frozen]> after N ms". */
 struct cg_freezer {
 	const char *file;
-	const char *value[2];       /* written to thaw, to freeze */
-	bool ask_again;             /* written again before every look, not only the first */
+	const char *value[2]; /* written to thaw, to freeze */
+	bool ask_again;       /* written again before every look, not only the first */
 	int (*settled)(struct cg_hier *h, bool frozen, bool *ret, moat_error *err);
 	const char *not_settled[2]; /* the timeout's words, thawing and freezing */
 };

@@ -21,6 +21,7 @@ const struct moat_cgroup_test_hooks *cg_hooks;
 
 /* ---- controllers ------------------------------------------------------------------------ */
 
+/* clang-format off */
 static const struct {
 	const char *v1; /* name in a v1 mount's options */
 	const char *v2; /* name in cgroup.controllers; NULL: no such controller on v2 */
@@ -41,6 +42,7 @@ static const struct {
 	[CG_MISC] = { "misc", "misc" },
 	[CG_PERF_EVENT] = { "perf_event", NULL },
 };
+/* clang-format on */
 
 const char *cg_ctrl_name(enum cg_ctrl c, bool v2)
 {
@@ -122,12 +124,9 @@ static const char *fsroot(void)
 const char *moat_cgroup_layout_name(enum moat_cgroup_layout layout)
 {
 	switch (layout) {
-	case MOAT_CGROUP_V1:
-		return "v1";
-	case MOAT_CGROUP_V2:
-		return "v2";
-	case MOAT_CGROUP_HYBRID:
-		return "hybrid";
+	case MOAT_CGROUP_V1: return "v1";
+	case MOAT_CGROUP_V2: return "v2";
+	case MOAT_CGROUP_HYBRID: return "hybrid";
 	}
 	return "unknown";
 }

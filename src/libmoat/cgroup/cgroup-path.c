@@ -8,7 +8,7 @@
 
 #include "utils.h"
 
-#define DEFAULT_SLICE "system.slice"    /* systemd form with an empty slice */
+#define DEFAULT_SLICE "system.slice" /* systemd form with an empty slice */
 
 /* ---- paths ------------------------------------------------------------------------------ */
 
@@ -146,9 +146,10 @@ int moat_cgroup_resolve_path(const char *cgroups_path, const char *id, bool syst
 		r = cg_normalize_path(cgroups_path, ret_path, err);
 	else if (cgroups_path != NULL && cgroups_path[0] != '\0')
 		r = cg_normalize_path(raw = xasprintf("/%s/%s", CG_DEFAULT_PARENT, cgroups_path),
-				   ret_path, err);
+				      ret_path, err);
 	else if ((r = check_id(id, err)) == 0)
-		r = cg_normalize_path(raw = xasprintf("/%s/%s", CG_DEFAULT_PARENT, id), ret_path, err);
+		r = cg_normalize_path(raw = xasprintf("/%s/%s", CG_DEFAULT_PARENT, id), ret_path,
+				      err);
 	if (r < 0)
 		return moat_error_prefix(err, "linux.cgroupsPath");
 	return 0;

@@ -47,24 +47,25 @@ struct cg_target {
 };
 
 struct cg_row {
-	const char *field;     /* below linux.resources */
+	const char *field; /* below linux.resources */
 	enum cg_ctrl ctrl;
-	size_t object;         /* offsetof(struct oci_resources, <object pointer>) */
-	size_t member;         /* offsetof(<object>, <member>) */
-	size_t present;        /* offsetof(<object>, <member>_present), or NO_FLAG */
+	size_t object;  /* offsetof(struct oci_resources, <object pointer>) */
+	size_t member;  /* offsetof(<object>, <member>) */
+	size_t present; /* offsetof(<object>, <member>_present), or NO_FLAG */
 	enum cg_kind kind;
 	struct cg_target v1[2]; /* the first file that exists in the cgroup is written */
 	struct cg_target v2[2];
-	unsigned flags;        /* CG_W_* */
-	const char *absent;    /* what a host without the file lacks, for messages; NULL */
+	unsigned flags;     /* CG_W_* */
+	const char *absent; /* what a host without the file lacks, for messages; NULL */
 };
 
 #define NO_FLAG SIZE_MAX
-#define FIELD(obj, type, m)                                                   \
-	offsetof(struct oci_resources, obj), offsetof(struct type, m),        \
+#define FIELD(obj, type, m)                                            \
+	offsetof(struct oci_resources, obj), offsetof(struct type, m), \
 		offsetof(struct type, m##_present)
 #define FIELD_ALWAYS(obj, type, m) \
 	offsetof(struct oci_resources, obj), offsetof(struct type, m), NO_FLAG
+/* clang-format off */
 #define NO_FILE { { NULL, CV_NONE } }
 #define NO_RT_SCHED "the kernel has no real-time group scheduling"
 
@@ -121,8 +122,10 @@ static const struct cg_row rows[] = {
 	{ "network.classID", CG_NET_CLS, FIELD(network, oci_network, class_id), K_U32,
 	  { { "net_cls.classid", CV_NUM } }, NO_FILE },
 };
+/* clang-format on */
 
 /* blockIO.throttle*: one "major:minor rate" line each, to its v1 file or v2 io.max key. */
+/* clang-format off */
 static const struct {
 	const char *field;
 	size_t list, len; /* offsetof(struct oci_block_io, ...) */
@@ -141,10 +144,11 @@ static const struct {
 	  "wiops"),
 #undef T
 };
+/* clang-format on */
 
 struct cg_value {
-	int64_t i;    /* K_I64 */
-	uint64_t u;   /* unsigned kinds */
+	int64_t i;  /* K_I64 */
+	uint64_t u; /* unsigned kinds */
 	bool b;
 	const char *s;
 };
@@ -192,27 +196,16 @@ static int convert(const struct cg_row *row, const struct cg_target *t, const ch
 	switch (t->conv) {
 	case CV_NONE:
 	case CV_NOOP_TRUE:
-	case CV_NOOP_FALSE:
-		return 0;
+	case CV_NOOP_FALSE: return 0;
 	case CV_NUM_SET:
 		if (is_zero(row, v))
 			return 0;
 		/* fall through */
-	case CV_NUM:
-		*ret = num_text(row, v);
-		return 0;
-	case CV_MAX_NEG:
-		*ret = v->i < 0 ? xstrdup("max") : num_text(row, v);
-		return 0;
-	case CV_PIDS:
-		*ret = v->i <= 0 ? xstrdup("max") : num_text(row, v);
-		return 0;
-	case CV_BOOL:
-		*ret = xstrdup(v->b ? "1" : "0");
-		return 0;
-	case CV_STR:
-		*ret = xstrdup(v->s);
-		return 0;
+	case CV_NUM: *ret = num_text(row, v); return 0;
+	case CV_MAX_NEG: *ret = v->i < 0 ? xstrdup("max") : num_text(row, v); return 0;
+	case CV_PIDS: *ret = v->i <= 0 ? xstrdup("max") : num_text(row, v); return 0;
+	case CV_BOOL: *ret = xstrdup(v->b ? "1" : "0"); return 0;
+	case CV_STR: *ret = xstrdup(v->s); return 0;
 	case CV_CPU_WEIGHT:
 		if (v->u != 0)
 			*ret = xasprintf("%" PRIu64, cg_v2_cpu_weight(v->u));
@@ -225,8 +218,7 @@ static int convert(const struct cg_row *row, const struct cg_target *t, const ch
 					      field, v->u);
 		*ret = xasprintf("default %" PRIu64, cg_v2_io_weight(v->u));
 		return 0;
-	case CV_SWAP_V2:
-		return cg_v2_swap_max((const struct oci_memory *)obj, ret, err);
+	case CV_SWAP_V2: return cg_v2_swap_max((const struct oci_memory *)obj, ret, err);
 	case CV_CPU_MAX: {
 		const struct oci_cpu *c = (const struct oci_cpu *)obj;
 
@@ -339,7 +331,8 @@ static int plan_row(struct moat_cgroup *cg, const struct oci_resources *res,
 	if (t[0].file == NULL && (row->flags & CG_W_IGNORABLE)) {
 		/* -1 asks for no limit, which is what a side without one has */
 		if (v.i >= 0)
-			plan_ignore(p, field, xasprintf("%s on cgroup v%d", row->absent, v2 ? 2 : 1));
+			plan_ignore(p, field,
+				    xasprintf("%s on cgroup v%d", row->absent, v2 ? 2 : 1));
 		return 0;
 	}
 	if (t[0].file == NULL)
@@ -377,8 +370,8 @@ static int check_weight(const char *field, unsigned w, moat_error *err)
 	return 0;
 }
 
-static int plan_weight_device(struct moat_cgroup *cg, const struct oci_weight_device *d,
-			      size_t i, struct cg_plan *p, moat_error *err)
+static int plan_weight_device(struct moat_cgroup *cg, const struct oci_weight_device *d, size_t i,
+			      struct cg_plan *p, moat_error *err)
 {
 	_cleanup_free_ char *field = xasprintf("linux.resources.blockIO.weightDevice[%zu]", i);
 	_cleanup_free_ char *wfield = xasprintf("%s.weight", field);
@@ -416,13 +409,13 @@ static int plan_throttle(struct moat_cgroup *cg, const struct oci_block_io *bio,
 {
 	const struct oci_throttle_device *const *list =
 		*(const struct oci_throttle_device *const *const *)((const char *)bio +
-								       throttle_rows[row].list);
+								    throttle_rows[row].list);
 	size_t n = *(const size_t *)((const char *)bio + throttle_rows[row].len), i;
 
 	for (i = 0; i < n; i++) {
 		const struct oci_throttle_device *d = list[i];
-		_cleanup_free_ char *field = xasprintf("linux.resources.blockIO.%s[%zu]",
-						       throttle_rows[row].field, i);
+		_cleanup_free_ char *field =
+			xasprintf("linux.resources.blockIO.%s[%zu]", throttle_rows[row].field, i);
 		bool v2;
 
 		if (check_dev(field, d->major, d->minor, err) < 0 ||
@@ -434,14 +427,14 @@ static int plan_throttle(struct moat_cgroup *cg, const struct oci_block_io *bio,
 					      d->minor, throttle_rows[row].v2_key, d->rate));
 		else
 			cg_plan_add(p, field, CG_BLKIO, false, xstrdup(throttle_rows[row].v1),
-				    xasprintf("%" PRId64 ":%" PRId64 " %" PRIu64, d->major, d->minor,
-					      d->rate));
+				    xasprintf("%" PRId64 ":%" PRId64 " %" PRIu64, d->major,
+					      d->minor, d->rate));
 	}
 	return 0;
 }
 
-static int plan_block_io(struct moat_cgroup *cg, const struct oci_block_io *bio,
-			 struct cg_plan *p, moat_error *err)
+static int plan_block_io(struct moat_cgroup *cg, const struct oci_block_io *bio, struct cg_plan *p,
+			 moat_error *err)
 {
 	size_t i;
 
@@ -500,14 +493,15 @@ static int plan_hugepages(struct moat_cgroup *cg, const struct oci_resources *re
 	return 0;
 }
 
-static int plan_net_prio(struct moat_cgroup *cg, const struct oci_network *net,
-			 struct cg_plan *p, moat_error *err)
+static int plan_net_prio(struct moat_cgroup *cg, const struct oci_network *net, struct cg_plan *p,
+			 moat_error *err)
 {
 	size_t i;
 
 	for (i = 0; net != NULL && i < net->priorities_len; i++) {
 		const struct oci_net_priority *np = net->priorities[i];
-		_cleanup_free_ char *field = xasprintf("linux.resources.network.priorities[%zu]", i);
+		_cleanup_free_ char *field =
+			xasprintf("linux.resources.network.priorities[%zu]", i);
 		bool v2;
 
 		if (!plain_word(np->name, 15, "-_.@:"))
@@ -588,8 +582,7 @@ void cg_allows_clear(struct cg_allows *a)
 }
 
 /* A rule that names this very device: its type (or "a"), and its own major and minor. */
-static bool names_device(const struct oci_device_cgroup *d, char type, int64_t major,
-			 int64_t minor)
+static bool names_device(const struct oci_device_cgroup *d, char type, int64_t major, int64_t minor)
 {
 	const char *t = d->type ? d->type : "a";
 
@@ -598,8 +591,8 @@ static bool names_device(const struct oci_device_cgroup *d, char type, int64_t m
 }
 
 /* rwm, less each access that the last rule naming the device itself and that access denies. */
-static void listed_access(const struct oci_resources *res, char type, int64_t major,
-			  int64_t minor, char ret[4])
+static void listed_access(const struct oci_resources *res, char type, int64_t major, int64_t minor,
+			  char ret[4])
 {
 	size_t nrules = res != NULL && res->devices != NULL ? res->devices_len : 0, n = 0, i;
 	const char *a;
@@ -714,8 +707,7 @@ static int plan_build(struct moat_cgroup *cg, const struct oci_resources *res,
 
 /* ---- running a plan ------------------------------------------------------------------------ */
 
-static struct cg_hier *write_hier(struct moat_cgroup *cg, const struct cg_write *w,
-				  moat_error *err)
+static struct cg_hier *write_hier(struct moat_cgroup *cg, const struct cg_write *w, moat_error *err)
 {
 	struct cg_hier *h = cg_hier_for(cg, w->ctrl, w->v2);
 
@@ -832,7 +824,8 @@ static int run_devices(struct moat_cgroup *cg, const struct cg_plan *p, moat_err
 				      "the unified hierarchy",
 				      cg->path);
 	if (cg_hooks != NULL && cg_hooks->devices_prog != NULL) {
-		r = cg_hooks->devices_prog(u->dir, p->devices->insns, p->devices->n, cg_hooks->data);
+		r = cg_hooks->devices_prog(u->dir, p->devices->insns, p->devices->n,
+					   cg_hooks->data);
 		if (r < 0)
 			moat_error_set(err, -r, "attach the device filter to '%s'", u->dir);
 	} else {
@@ -885,8 +878,9 @@ static int plan_run(struct moat_cgroup *cg, struct cg_plan *p, moat_error *err)
 					      "ignores %s)",
 					      w->field, w->file[0]);
 		if (r > 0)
-			plan_ignore(p, w->field, xasprintf("%s (a write to %s has no effect)",
-							   w->absent, w->file[0]));
+			plan_ignore(p, w->field,
+				    xasprintf("%s (a write to %s has no effect)", w->absent,
+					      w->file[0]));
 		else
 			record_applied(cg, h, w);
 	}

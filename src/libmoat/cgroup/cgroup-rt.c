@@ -30,7 +30,8 @@
 
 #define RT_RUNTIME "cpu.rt_runtime_us"
 #define RT_PERIOD "cpu.rt_period_us"
-#define RT_MAX_US (INT64_C(1) << 43) /* beyond any runtime or period the kernel takes (its
+#define RT_MAX_US \
+	(INT64_C(1) << 43) /* beyond any runtime or period the kernel takes (its
 				       * limit is 2^44 ns): keeps the fixed point in 64 bits */
 
 /* ---- the kernel's arithmetic ------------------------------------------------------------ */
@@ -50,7 +51,8 @@ uint64_t cg_rt_share(int64_t runtime_us, int64_t period_us)
 static uint64_t runtime_of(uint64_t share, int64_t period_us, bool up)
 {
 	uint64_t period = period_us > RT_MAX_US ? (uint64_t)RT_MAX_US
-						 : period_us < 0 ? 0 : (uint64_t)period_us;
+			  : period_us < 0       ? 0
+						: (uint64_t)period_us;
 	uint64_t whole = share >> 20, part = (share & (CG_RT_UNIT - 1)) * period;
 
 	return whole * period + (part >> 20) + (up && (part & (CG_RT_UNIT - 1)) != 0);
@@ -92,8 +94,7 @@ static int read_budget(int fd, const char *dir, struct budget *ret, moat_error *
 }
 
 /* The shares the sub-cgroups of fd (dir names it) hold, skip (NULL: none) left out. */
-static int children_share(int fd, const char *dir, const char *skip, uint64_t *ret,
-			  moat_error *err)
+static int children_share(int fd, const char *dir, const char *skip, uint64_t *ret, moat_error *err)
 {
 	char **subs = NULL;
 	size_t n = 0, i;
@@ -192,13 +193,13 @@ static int parent_refuses(int pfd, const char *pdir, const char *name, const moa
 }
 
 struct raise {
-	struct cg_hier *h;  /* the container's cgroup in the cpu hierarchy */
-	int pfd;            /* /moat there, locked */
+	struct cg_hier *h; /* the container's cgroup in the cpu hierarchy */
+	int pfd;           /* /moat there, locked */
 	const char *pdir;
-	const char *name;   /* the container's directory in /moat */
-	int64_t want;       /* the runtime asked for */
-	int64_t period;     /* the container's period */
-	const char *value;  /* want, as text */
+	const char *name;  /* the container's directory in /moat */
+	int64_t want;      /* the runtime asked for */
+	int64_t period;    /* the container's period */
+	const char *value; /* want, as text */
 };
 
 /* The runtime /moat needs to take the container's want beside its other children. */

@@ -147,8 +147,7 @@ static int read_opt(const struct cg_hier *h, const char *file, char **ret, moat_
 	return r;
 }
 
-static int malformed(const struct cg_hier *h, const char *file, const char *what,
-		     moat_error *err)
+static int malformed(const struct cg_hier *h, const char *file, const char *what, moat_error *err)
 {
 	return moat_error_msg(err, EINVAL, "cgroup '%s': %s: malformed %s", h->dir, file, what);
 }
@@ -312,8 +311,8 @@ static int read_memory_stat(const struct cg_hier *h, const char *cache_key,
 		if (sp == NULL || sp == line || !parse_u64(sp + 1, &v))
 			return malformed(h, "memory.stat", "line", err);
 		*sp = '\0';
-		s->memory.raw = xrealloc(s->memory.raw,
-					 (s->memory.n_raw + 1) * sizeof(*s->memory.raw));
+		s->memory.raw =
+			xrealloc(s->memory.raw, (s->memory.n_raw + 1) * sizeof(*s->memory.raw));
 		s->memory.raw[s->memory.n_raw].key = xstrdup(line);
 		s->memory.raw[s->memory.n_raw++].value = v;
 		if (strcmp(line, cache_key) == 0)
@@ -385,12 +384,13 @@ static int v1_blkio(const struct cg_hier *h, struct moat_cgroup_stats *s, moat_e
 {
 	bool rec = cg_has_file(h, "blkio.throttle.io_service_bytes_recursive");
 
-	if (read_blkio_file(h, rec ? "blkio.throttle.io_service_bytes_recursive"
-				   : "blkio.throttle.io_service_bytes",
+	if (read_blkio_file(h,
+			    rec ? "blkio.throttle.io_service_bytes_recursive"
+				: "blkio.throttle.io_service_bytes",
 			    &s->blkio.service_bytes, err) < 0 ||
-	    read_blkio_file(h, rec ? "blkio.throttle.io_serviced_recursive"
-				   : "blkio.throttle.io_serviced",
-			    &s->blkio.serviced, err) < 0)
+	    read_blkio_file(
+		    h, rec ? "blkio.throttle.io_serviced_recursive" : "blkio.throttle.io_serviced",
+		    &s->blkio.serviced, err) < 0)
 		return moat_error_ret(err);
 	return 0;
 }
@@ -525,6 +525,7 @@ static int read_hugetlb(const struct cg_hier *h, struct moat_cgroup_stats *s, mo
 }
 
 /* What the tables cannot say, per controller and side. */
+/* clang-format off */
 static const struct {
 	enum cg_ctrl ctrl;
 	bool v2;
@@ -538,6 +539,7 @@ static const struct {
 	{ CG_HUGETLB, false, read_hugetlb },
 	{ CG_HUGETLB, true, read_hugetlb },
 };
+/* clang-format on */
 
 static int read_controllers(struct moat_cgroup *cg, struct moat_cgroup_stats *s, moat_error *err)
 {
@@ -800,8 +802,8 @@ int moat_event_json(const char *type, const char *id, const struct moat_cgroup_s
 /* ---- OOM notification ---------------------------------------------------------------------- */
 
 struct moat_oom_watch {
-	int fd;        /* v1: eventfd; v2: inotify */
-	int dirfd;     /* the memory cgroup */
+	int fd;    /* v1: eventfd; v2: inotify */
+	int dirfd; /* the memory cgroup */
 	char *dir;
 	bool v2;
 	bool counted;   /* the kernel counts OOM kills (oom_kill) */

@@ -16,8 +16,8 @@ struct sub {
 };
 
 struct moat_cgroup_subs {
-	struct sub all;                     /* PATH: every hierarchy (path NULL: none given) */
-	struct sub by_ctrl[CG_CTRL_COUNT];  /* CONTROLLER:PATH */
+	struct sub all;                    /* PATH: every hierarchy (path NULL: none given) */
+	struct sub by_ctrl[CG_CTRL_COUNT]; /* CONTROLLER:PATH */
 };
 
 /* A v1 name ("blkio") or a v2 one ("io"); -1 when neither. */
@@ -204,8 +204,8 @@ static int write_failed(const struct cg_hier *h, const struct sub *sub, moat_err
 			      sub->arg, cause);
 }
 
-int moat_cgroup_add_pid_within(struct moat_cgroup *cg, pid_t pid,
-			       const struct moat_cgroup_subs *s, moat_error *err)
+int moat_cgroup_add_pid_within(struct moat_cgroup *cg, pid_t pid, const struct moat_cgroup_subs *s,
+			       moat_error *err)
 {
 	_cleanup_free_ const struct sub **plan = NULL;
 	char text[24];

@@ -15,14 +15,15 @@
 #include "utils.h"
 
 /* The program's registers. r1 holds the context (struct bpf_cgroup_dev_ctx) on entry. */
-#define R_RET BPF_REG_0   /* the verdict, and scratch before it */
+#define R_RET BPF_REG_0 /* the verdict, and scratch before it */
 #define R_CTX BPF_REG_1
-#define R_TYPE BPF_REG_2  /* BPF_DEVCG_DEV_BLOCK or BPF_DEVCG_DEV_CHAR */
-#define R_WANT BPF_REG_3  /* BPF_DEVCG_ACC_* bits the request asks and no rule decided yet */
+#define R_TYPE BPF_REG_2 /* BPF_DEVCG_DEV_BLOCK or BPF_DEVCG_DEV_CHAR */
+#define R_WANT BPF_REG_3 /* BPF_DEVCG_ACC_* bits the request asks and no rule decided yet */
 #define R_MAJOR BPF_REG_4
 #define R_MINOR BPF_REG_5
 
-#define VERIFIER_LOG_SIZE (256u << 10) /* the verifier's account of a failing load; when it is
+#define VERIFIER_LOG_SIZE \
+	(256u << 10) /* the verifier's account of a failing load; when it is
 					* longer, Linux 6.4 and later keep its end */
 #define LOAD_TRIES 5 /* BPF_PROG_LOAD fails with EAGAIN when a signal interrupts the verifier */
 
@@ -82,8 +83,8 @@ static int parse_type(const char *text, uint32_t *ret)
 }
 
 /* A major or minor: absent or -1 is any; the kernel reports them as 32-bit numbers. */
-static int parse_number(bool present, int64_t v, const char *field, const char *what,
-			int64_t *ret, moat_error *err)
+static int parse_number(bool present, int64_t v, const char *field, const char *what, int64_t *ret,
+			moat_error *err)
 {
 	if (!present || v == CG_DEV_ANY) {
 		*ret = CG_DEV_ANY;
@@ -97,8 +98,8 @@ static int parse_number(bool present, int64_t v, const char *field, const char *
 	return 0;
 }
 
-static int rule_from_oci(const struct oci_device_cgroup *d, const char *field,
-			 struct dev_rule *r, moat_error *err)
+static int rule_from_oci(const struct oci_device_cgroup *d, const char *field, struct dev_rule *r,
+			 moat_error *err)
 {
 	const char *type = d->type ? d->type : "a";
 	const char *access = d->access ? d->access : "rwm";
@@ -121,9 +122,13 @@ static int rule_from_allow(const struct cg_allow *a, struct dev_rule *r, moat_er
 {
 	char type[2] = { a->type, '\0' };
 	struct oci_device_cgroup d = {
-		.allow = true, .type = type, .access = (char *)a->access,
-		.major = a->major, .major_present = true,
-		.minor = a->minor, .minor_present = true,
+		.allow = true,
+		.type = type,
+		.access = (char *)a->access,
+		.major = a->major,
+		.major_present = true,
+		.minor = a->minor,
+		.minor_present = true,
 	};
 
 	return rule_from_oci(&d, a->field, r, err);
@@ -411,8 +416,7 @@ static int prog_attach(int cmd, int cgfd, int progfd)
 	return sys_bpf(cmd, &attr);
 }
 
-int cg_v2_devices_install(int cgfd, const char *dir, const struct cg_dev_prog *p,
-			  moat_error *err)
+int cg_v2_devices_install(int cgfd, const char *dir, const struct cg_dev_prog *p, moat_error *err)
 {
 	_cleanup_(prog_fds_close) struct prog_fds old = { .n = 0 };
 	_cleanup_close_ int fd = cg_v2_devices_load(p->insns, p->n, err);
@@ -426,7 +430,9 @@ int cg_v2_devices_install(int cgfd, const char *dir, const struct cg_dev_prog *p
 		return moat_error_set(err, errno, "attach the device filter to '%s'", dir);
 	for (i = 0; i < old.n; i++)
 		if (prog_attach(BPF_PROG_DETACH, cgfd, old.fd[i]) < 0 && errno != ENOENT)
-			return moat_error_set(err, errno, "attached the new device filter to '%s' "
-							  "but could not detach the old one", dir);
+			return moat_error_set(err, errno,
+					      "attached the new device filter to '%s' "
+					      "but could not detach the old one",
+					      dir);
 	return 0;
 }

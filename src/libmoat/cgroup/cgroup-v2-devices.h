@@ -75,7 +75,6 @@ int cg_v2_devices_load(const struct bpf_insn *insns, size_t n, moat_error *err);
  * attached before, so the cgroup is never without a filter. While both are attached a request
  * needs both to allow it. If detaching fails, the new program stays attached next to the old
  * and the error says so. */
-int cg_v2_devices_install(int cgfd, const char *dir, const struct cg_dev_prog *p,
-			  moat_error *err);
+int cg_v2_devices_install(int cgfd, const char *dir, const struct cg_dev_prog *p, moat_error *err);
 
 #endif

@@ -138,8 +138,8 @@ int cg_v2_plan_unified(struct moat_cgroup *cg, const struct oci_string_map *unif
 				      "linux.resources.unified: needs cgroup v2, and this "
 				      "host has only cgroup v1");
 	for (i = 0; i < unified->len; i++) {
-		_cleanup_free_ char *field = xasprintf("linux.resources.unified[\"%s\"]",
-						       unified->keys[i]);
+		_cleanup_free_ char *field =
+			xasprintf("linux.resources.unified[\"%s\"]", unified->keys[i]);
 		int c = unified_ctrl(cg, u, unified->keys[i], field, err);
 
 		if (c < 0)

@@ -18,7 +18,7 @@
 #include "strv.h"
 #include "utils.h"
 
-#define KILL_ROUNDS 10                  /* unfrozen kill: rescans for processes forked meanwhile */
+#define KILL_ROUNDS 10 /* unfrozen kill: rescans for processes forked meanwhile */
 
 /* ---- small I/O helpers ------------------------------------------------------------------- */
 
@@ -52,8 +52,8 @@ int cg_write_at(int dirfd, const char *dir, const char *file, const char *value,
 	if (n < 0)
 		return moat_error_set(err, errno, "write '%.200s' to '%s/%s'", value, dir, file);
 	if ((size_t)n != len)
-		return moat_error_msg(err, EIO, "write '%.200s' to '%s/%s': short write", value, dir,
-				      file);
+		return moat_error_msg(err, EIO, "write '%.200s' to '%s/%s': short write", value,
+				      dir, file);
 	if (cg_hooks != NULL && cg_hooks->wrote != NULL) {
 		_cleanup_free_ char *path = xasprintf("%s/%s", dir, file);
 
@@ -96,7 +96,6 @@ int cg_list_subdirs(int fd, const char *dir, char ***ret, size_t *ret_n, moat_er
 	*ret_n = n;
 	return 0;
 }
-
 
 /* ---- making, opening and removing the directories ----------------------------------------- */
 
@@ -156,8 +155,8 @@ static int hier_walk(struct moat_cgroup *cg, struct cg_hier *h, bool make, moat_
 static int remove_cgroup(int parentfd, const char *name, const char *dir, unsigned depth,
 			 moat_error *err)
 {
-	_cleanup_close_ int fd = openat(parentfd, name,
-					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int fd =
+		openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	char **subs = NULL;
 	size_t nsubs = 0, i;
 	unsigned waited = 0;
@@ -254,8 +253,7 @@ struct pidset {
 	size_t n;
 };
 
-static int collect_pids(int fd, const char *dir, struct pidset *s, unsigned depth,
-			moat_error *err);
+static int collect_pids(int fd, const char *dir, struct pidset *s, unsigned depth, moat_error *err);
 
 /* A cgroup that was there already and holds processes belongs to someone else: joining it
  * would put the container beside them, and destroy would kill them. */
@@ -425,8 +423,7 @@ static void pidset_add_text(struct pidset *s, const char *text)
 	}
 }
 
-static int collect_pids(int fd, const char *dir, struct pidset *s, unsigned depth,
-			moat_error *err)
+static int collect_pids(int fd, const char *dir, struct pidset *s, unsigned depth, moat_error *err)
 {
 	_cleanup_free_ char *text = NULL;
 	char **subs = NULL;
@@ -442,8 +439,8 @@ static int collect_pids(int fd, const char *dir, struct pidset *s, unsigned dept
 		return moat_error_ret(err);
 	for (i = 0; i < nsubs && r == 0; i++) {
 		_cleanup_free_ char *sub = xasprintf("%s/%s", dir, subs[i]);
-		_cleanup_close_ int sfd = openat(fd, subs[i],
-						 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		_cleanup_close_ int sfd =
+			openat(fd, subs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 		if (sfd < 0)
 			r = errno == ENOENT ? 0 : moat_error_set(err, errno, "open '%s'", sub);

@@ -18,10 +18,11 @@ static int open_cgroup(const struct moat_opened *c, const char *what, struct moa
 		       moat_error *err)
 {
 	if (c->st->cgroup_path == NULL)
-		return moat_error_msg(err, ENOTSUP,
-				      "%s: container '%s' has no cgroup (it was created with "
-				      "--cgroup-manager=disabled, or rootless without linux.resources)",
-				      what, c->st->id);
+		return moat_error_msg(
+			err, ENOTSUP,
+			"%s: container '%s' has no cgroup (it was created with "
+			"--cgroup-manager=disabled, or rootless without linux.resources)",
+			what, c->st->id);
 	if (moat_cgroup_open(c->st->cgroup_path, ret, err) < 0)
 		return moat_error_prefix(err, "%s: container '%s'", what, c->st->id);
 	return 0;
@@ -36,7 +37,8 @@ static int set_frozen(const char *root, const char *id, bool frozen, moat_error 
 	if (moat_opened_open(root, id, &c, err) < 0)
 		return moat_error_ret(err);
 	if (frozen && c.status != MOAT_STATUS_RUNNING && c.status != MOAT_STATUS_CREATED)
-		return moat_error_msg(err, EINVAL, "pause: container '%s' is %s: only a running or "
+		return moat_error_msg(err, EINVAL,
+				      "pause: container '%s' is %s: only a running or "
 				      "created container can be paused",
 				      id, moat_status_name(c.status));
 	if (!frozen && c.status != MOAT_STATUS_PAUSED)
@@ -81,8 +83,7 @@ int moat_container_pids(const char *root, const char *id, pid_t **ret_pids, size
 
 /* Record the new values in the saved config, so that later readers (exec, events, a second
  * update) see the resources in force. */
-static int save_resources(const struct moat_opened *c, struct oci_resources *res,
-			  moat_error *err)
+static int save_resources(const struct moat_opened *c, struct oci_resources *res, moat_error *err)
 {
 	_cleanup_free_ char *json = NULL, *msg = NULL;
 	_cleanup_(oci_config_freep) struct oci_config *cfg = NULL;
@@ -103,8 +104,7 @@ static int save_resources(const struct moat_opened *c, struct oci_resources *res
 }
 
 /* Add what the update wrote, and what it could not apply, to the record in state.json. */
-static int save_applied(const struct moat_opened *c, const struct moat_cgroup *cg,
-			moat_error *err)
+static int save_applied(const struct moat_opened *c, const struct moat_cgroup *cg, moat_error *err)
 {
 	const struct oci_string_map *applied = moat_cgroup_applied(cg);
 	const struct oci_string_map *ignored = moat_cgroup_ignored(cg);
@@ -154,8 +154,8 @@ static int hold_to_vm(const struct moat_opened *c, const struct oci_config *save
 
 /* The cgroup update, with the devices the saved config lists (a new device rule list allows
  * them again, as create did). */
-static int update_cgroup(const struct moat_opened *c, const char *policy,
-			 struct oci_resources *res, moat_error *err)
+static int update_cgroup(const struct moat_opened *c, const char *policy, struct oci_resources *res,
+			 moat_error *err)
 {
 	const struct oci_linux *lx;
 	_cleanup_(oci_config_freep) struct oci_config *saved = NULL;

@@ -14,7 +14,9 @@ struct moat_opened {
 	enum moat_status status;
 };
 
+/* clang-format off */
 #define MOAT_OPENED_INIT { .dirfd = -1 }
+/* clang-format on */
 
 /* Lock the container's directory and read its state and status. */
 int moat_opened_open(const char *root, const char *id, struct moat_opened *c, moat_error *err);

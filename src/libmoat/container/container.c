@@ -40,9 +40,13 @@ const struct ocijson_type moat_report_type =
 char *moat_state_json(const char *oci_version, const char *id, pid_t pid, const char *status,
 		      const char *bundle, const char *rootfs, const struct oci_string_map *ann)
 {
-	struct moat_report r = { .oci_version = (char *)oci_version, .id = (char *)id, .pid = pid,
-				 .status = (char *)status, .bundle = (char *)bundle,
-				 .rootfs = (char *)rootfs, .owner = getuid(),
+	struct moat_report r = { .oci_version = (char *)oci_version,
+				 .id = (char *)id,
+				 .pid = pid,
+				 .status = (char *)status,
+				 .bundle = (char *)bundle,
+				 .rootfs = (char *)rootfs,
+				 .owner = getuid(),
 				 .annotations = (struct oci_string_map *)ann };
 	char *json = NULL, *msg = NULL;
 
@@ -53,8 +57,8 @@ char *moat_state_json(const char *oci_version, const char *id, pid_t pid, const 
 }
 
 struct oci_string_map *moat_state_annotations(const struct oci_string_map *annotations,
-					     const char *isolation, const char *accel,
-					     const struct oci_string_map *policy)
+					      const char *isolation, const char *accel,
+					      const struct oci_string_map *policy)
 {
 	struct oci_string_map *m = NULL;
 
@@ -74,8 +78,8 @@ struct oci_string_map *moat_state_annotations(const struct oci_string_map *annot
 
 struct oci_string_map *moat_state_shown_annotations(const struct moat_state *st)
 {
-	struct oci_string_map *m = moat_state_annotations(st->annotations, st->isolation, NULL,
-							  st->policy);
+	struct oci_string_map *m =
+		moat_state_annotations(st->annotations, st->isolation, NULL, st->policy);
 	_cleanup_free_ char *note = moat_state_cgroup_ignored_note(st->cgroup_ignored);
 
 	if (note != NULL)
@@ -108,8 +112,8 @@ int moat_opened_open(const char *root, const char *id, struct moat_opened *c, mo
 
 /* Run the hooks of kind from the container's saved config; a failure is a
  * warning (poststart, poststop). */
-static void run_late_hooks(const struct moat_opened *c, enum moat_hook_kind kind, const char *status,
-			   moat_error *err)
+static void run_late_hooks(const struct moat_opened *c, enum moat_hook_kind kind,
+			   const char *status, moat_error *err)
 {
 	_cleanup_free_ char *json = NULL;
 	moat_error e = MOAT_ERROR_INIT;
@@ -125,8 +129,8 @@ static void run_late_hooks(const struct moat_opened *c, enum moat_hook_kind kind
 		struct oci_string_map *shown = moat_state_shown_annotations(c->st);
 
 		json = moat_state_json(c->st->oci_version, c->st->id,
-				       strcmp(status, "stopped") == 0 ? 0 : (pid_t)c->st->pid, status,
-				       c->st->bundle, c->st->rootfs, shown);
+				       strcmp(status, "stopped") == 0 ? 0 : (pid_t)c->st->pid,
+				       status, c->st->bundle, c->st->rootfs, shown);
 		oci_string_map_free(shown);
 		if (moat_hooks_run(cfg->hooks, kind, json, c->st->bundle, &e) < 0)
 			moat_error_warn(err, "%s", e.msg);
@@ -151,12 +155,12 @@ static int open_init_pidfd(const struct moat_state *st, int *ret_fd, moat_error 
 	int fd = (int)syscall(SYS_pidfd_open, (pid_t)st->pid, 0);
 
 	if (fd < 0)
-		return moat_error_set(err, errno == ESRCH ? ESRCH : errno, "container '%s': pidfd_open",
-				      st->id);
+		return moat_error_set(err, errno == ESRCH ? ESRCH : errno,
+				      "container '%s': pidfd_open", st->id);
 	if (!moat_state_pid_alive(st)) {
 		close(fd);
-		return moat_error_msg(err, ESRCH, "container '%s' has exited: container not running",
-				      st->id);
+		return moat_error_msg(err, ESRCH,
+				      "container '%s' has exited: container not running", st->id);
 	}
 	*ret_fd = fd;
 	return 0;
@@ -191,8 +195,8 @@ static int read_start_byte(int fd, const struct moat_state *st, moat_error *err)
 				return moat_error_set(err, errno, "read the exec fifo");
 		}
 		if (!moat_state_pid_alive(st))
-			return moat_error_msg(err, ESRCH,
-					      "container '%s': its init exited before start", st->id);
+			return moat_error_msg(
+				err, ESRCH, "container '%s': its init exited before start", st->id);
 	}
 }
 
@@ -201,8 +205,9 @@ static int start_opened(struct moat_opened *c, moat_error *err)
 	_cleanup_close_ int fd = -1;
 
 	if (c->status != MOAT_STATUS_CREATED)
-		return moat_error_msg(err, EINVAL, "container '%s' is %s, not created: cannot start",
-				      c->st->id, moat_status_name(c->status));
+		return moat_error_msg(err, EINVAL,
+				      "container '%s' is %s, not created: cannot start", c->st->id,
+				      moat_status_name(c->status));
 	fd = openat(c->dirfd, MOAT_EXEC_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return moat_error_set(err, errno, "open the exec fifo");
@@ -236,14 +241,15 @@ static int kill_opened(struct moat_opened *c, int sig, bool all, moat_error *err
 		return 0;
 	}
 	if (all)
-		return moat_error_msg(err, EINVAL,
-				      "kill --all: container '%s' has no cgroup to find its processes",
-				      c->st->id);
+		return moat_error_msg(
+			err, EINVAL,
+			"kill --all: container '%s' has no cgroup to find its processes",
+			c->st->id);
 	/* "container not running" is what engines (go-runc) look for to tell a finished
 	 * container from a failure. */
 	if (c->status == MOAT_STATUS_STOPPED)
-		return moat_error_msg(err, ESRCH, "container '%s' has exited: container not running",
-				      c->st->id);
+		return moat_error_msg(
+			err, ESRCH, "container '%s' has exited: container not running", c->st->id);
 	if (open_init_pidfd(c->st, &pidfd, err) < 0)
 		return moat_error_ret(err);
 	if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
@@ -296,9 +302,10 @@ static int delete_opened(const char *root, struct moat_opened *c, bool force, mo
 	 * without --force, as runc and crun do and containerd's shim expects. */
 	if (c->status != MOAT_STATUS_STOPPED) {
 		if (!force && c->status != MOAT_STATUS_CREATED)
-			return moat_error_msg(err, EBUSY,
-					      "container '%s' is %s: stop it first, or use delete --force",
-					      c->st->id, moat_status_name(c->status));
+			return moat_error_msg(
+				err, EBUSY,
+				"container '%s' is %s: stop it first, or use delete --force",
+				c->st->id, moat_status_name(c->status));
 		if (force_stop(c, err) < 0)
 			return moat_error_ret(err);
 	}
@@ -337,7 +344,8 @@ int moat_container_delete(const char *root, const char *id, bool force, moat_err
 /* Signals `run` and `exec` pass on to the container rather than act on. */
 void moat_forwarded_signals(sigset_t *set)
 {
-	static const int skip[] = { SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS };
+	static const int skip[] = { SIGKILL, SIGSTOP, SIGSEGV, SIGBUS,
+				    SIGFPE,  SIGILL,  SIGTRAP, SIGSYS };
 	size_t i;
 
 	sigfillset(set);
@@ -453,8 +461,7 @@ static int cmp_reports(const void *a, const void *b)
 	return strcmp((*x)->id, (*y)->id);
 }
 
-int moat_container_list(const char *root, struct moat_report ***ret, size_t *ret_n,
-			moat_error *err)
+int moat_container_list(const char *root, struct moat_report ***ret, size_t *ret_n, moat_error *err)
 {
 	struct moat_report **list = NULL;
 	struct dirent *de;

@@ -13,7 +13,7 @@
 #include "state.h"
 
 struct moat_create_opts {
-	const char *root;           /* state root (--root) */
+	const char *root; /* state root (--root) */
 	const char *id;
 	const char *bundle;         /* NULL: the current directory */
 	const char *pid_file;       /* NULL: none */
@@ -21,13 +21,13 @@ struct moat_create_opts {
 	bool no_pivot;
 	bool no_new_keyring;
 	bool systemd_cgroup;
-	bool no_cgroup;             /* --cgroup-manager=disabled */
-	bool foreground;            /* run without --detach: the caller relays a terminal */
-	bool rootless;              /* no cgroup unless linux.resources asks for one */
+	bool no_cgroup;  /* --cgroup-manager=disabled */
+	bool foreground; /* run without --detach: the caller relays a terminal */
+	bool rootless;   /* no cgroup unless linux.resources asks for one */
 	int preserve_fds;
-	int listen_fds;             /* socket activation: fds passed ahead of preserve_fds */
-	const char *policy;         /* --policy: the policy file (NULL: the default) */
-	bool as_vm;                 /* invoked as moat-vm: every container is a microVM */
+	int listen_fds;     /* socket activation: fds passed ahead of preserve_fds */
+	const char *policy; /* --policy: the policy file (NULL: the default) */
+	bool as_vm;         /* invoked as moat-vm: every container is a microVM */
 };
 
 /* Build the container and leave its init blocked before execve. With
@@ -76,8 +76,8 @@ int moat_exit_status(int wstatus);
  * (moat.isolation; moat.vm.accel for a microVM), then one moat.policy.<rule> per change the
  * policy made. isolation, accel and policy may be NULL (left as annotations has them). */
 struct oci_string_map *moat_state_annotations(const struct oci_string_map *annotations,
-					     const char *isolation, const char *accel,
-					     const struct oci_string_map *policy);
+					      const char *isolation, const char *accel,
+					      const struct oci_string_map *policy);
 /* The same for a saved state (its annotations, isolation and policy changes), with what of
  * linux.resources its cgroup could not apply (moat.cgroup.ignored). */
 struct oci_string_map *moat_state_shown_annotations(const struct moat_state *st);

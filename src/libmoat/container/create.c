@@ -46,23 +46,23 @@ struct build {
 	char *cgroup_path;
 	pid_t stage1;
 	pid_t init;
-	int console;    /* pty master kept for the foreground relay, or -1 */
-	int *idmapped;  /* per cfg->mounts[i], then the rootfs: its source made here for the
+	int console;        /* pty master kept for the foreground relay, or -1 */
+	int *idmapped;      /* per cfg->mounts[i], then the rootfs: its source made here for the
 			 * init (idmapped, or opened with the host's credentials), or -1 */
-	bool auto_userns;         /* the policy added the user namespace: idmap the mounts */
-	bool joined_userns;       /* ... joining a sandbox's (a pod's): no ids of its own to lend */
-	struct moat_idpool pool;  /* ... from this pool */
-	char *policy_path;        /* where the pool was configured, for errors */
-	char *state_dir;          /* absolute, for the pool's loan */
-	struct moat_vm_choice isolation;  /* what the container runs in */
+	bool auto_userns;   /* the policy added the user namespace: idmap the mounts */
+	bool joined_userns; /* ... joining a sandbox's (a pod's): no ids of its own to lend */
+	struct moat_idpool pool;             /* ... from this pool */
+	char *policy_path;                   /* where the pool was configured, for errors */
+	char *state_dir;                     /* absolute, for the pool's loan */
+	struct moat_vm_choice isolation;     /* what the container runs in */
 	struct moat_vm_defaults vm_defaults; /* the policy's */
-	struct moat_vm_session *vm;       /* microVM mode: what the supervisor needs */
-	struct moat_vm_assets assets;     /* microVM mode: the guest's kernel and initramfs */
-	struct oci_config *user_cfg;      /* microVM mode: the user's config (cfg is the jail's) */
-	char *jail_root;                  /* microVM mode: the init's root, not rootfs */
-	struct moat_seccomp *seccomp; /* linux.seccomp, compiled */
-	struct moat_seccomp *vmm_seccomp; /* microVM mode: the jail's, for the supervisor */
-	bool hooks_started; /* a failed create then runs poststop, as delete would */
+	struct moat_vm_session *vm;          /* microVM mode: what the supervisor needs */
+	struct moat_vm_assets assets;        /* microVM mode: the guest's kernel and initramfs */
+	struct oci_config *user_cfg;       /* microVM mode: the user's config (cfg is the jail's) */
+	char *jail_root;                   /* microVM mode: the init's root, not rootfs */
+	struct moat_seccomp *seccomp;      /* linux.seccomp, compiled */
+	struct moat_seccomp *vmm_seccomp;  /* microVM mode: the jail's, for the supervisor */
+	bool hooks_started;                /* a failed create then runs poststop, as delete would */
 	struct moat_policy_result *policy; /* what the policy changed, kept in the state */
 	struct oci_string_map *annotations; /* what the state shows (moat_state_annotations),
 					     * to every hook from spawn on */
@@ -93,8 +93,9 @@ static int load_config(struct build *b, moat_error *err)
 		return moat_error_msg(err, -r, "%s", msg ? msg : path);
 	if (b->cfg->root == NULL || b->cfg->root->path == NULL)
 		return moat_error_msg(err, EINVAL, "root.path: required");
-	b->rootfs = b->cfg->root->path[0] == '/' ? xstrdup(b->cfg->root->path)
-						 : xasprintf("%s/%s", b->bundle, b->cfg->root->path);
+	b->rootfs = b->cfg->root->path[0] == '/'
+			    ? xstrdup(b->cfg->root->path)
+			    : xasprintf("%s/%s", b->bundle, b->cfg->root->path);
 	if (stat(b->rootfs, &sb) < 0)
 		return moat_error_set(err, errno, "root.path '%s'", b->rootfs);
 	if (!S_ISDIR(sb.st_mode))
@@ -112,9 +113,8 @@ static int apply_policy(struct build *b, moat_error *err)
 	    moat_policy_apply(p, b->cfg, b->bundle, &b->policy, err) < 0)
 		return moat_error_ret(err);
 	moat_policy_vm_defaults(p, &microvm, &tcg);
-	b->vm_defaults = (struct moat_vm_defaults){
-		microvm, tcg ? MOAT_VM_ACCEL_TCG : MOAT_VM_ACCEL_KVM
-	};
+	b->vm_defaults =
+		(struct moat_vm_defaults){ microvm, tcg ? MOAT_VM_ACCEL_TCG : MOAT_VM_ACCEL_KVM };
 	if (b->policy->ns_added & (1U << MOAT_NS_USER)) {
 		b->auto_userns = true;
 		b->joined_userns = b->policy->userns_joined != NULL; /* the sandbox's (a pod's) */
@@ -183,9 +183,10 @@ static int check_config(struct build *b, moat_error *err)
 		return moat_error_ret(err);
 	if (b->cfg->process && b->cfg->process->terminal && b->o->console_socket == NULL &&
 	    !b->o->foreground)
-		return moat_error_msg(err, EINVAL,
-				      "process.terminal: a detached container needs --console-socket "
-				      "to receive its terminal");
+		return moat_error_msg(
+			err, EINVAL,
+			"process.terminal: a detached container needs --console-socket "
+			"to receive its terminal");
 	if (moat_hooks_validate(b->cfg->hooks, err) < 0)
 		return moat_error_ret(err);
 	if (b->o->no_cgroup && lx && lx->resources)
@@ -215,10 +216,12 @@ static int check_isolation(struct build *b, moat_error *err)
 	if (moat_vm_accel_check(c->accel, err) < 0)
 		return moat_error_ret(err);
 	if (!moat_ns_in_userns(&b->ns))
-		return moat_error_msg(err, EINVAL, "microvm: the VMM's jail needs a user namespace: "
+		return moat_error_msg(err, EINVAL,
+				      "microvm: the VMM's jail needs a user namespace: "
 				      "give the config one, or turn the policy's auto-userns on");
 	if (b->o->preserve_fds > 0 || b->o->listen_fds > 0)
-		return moat_error_msg(err, EINVAL, "%s: file descriptors cannot be passed into a "
+		return moat_error_msg(err, EINVAL,
+				      "%s: file descriptors cannot be passed into a "
 				      "microVM's guest",
 				      b->o->preserve_fds > 0 ? "--preserve-fds" : "LISTEN_FDS");
 	if (moat_vm_assets_find(&b->assets, err) < 0)
@@ -295,9 +298,9 @@ static struct oci_string_map *shown_annotations(const struct build *b, bool with
 	const struct oci_config *cfg = b->user_cfg ? b->user_cfg : b->cfg;
 	_cleanup_(oci_string_map_freep) struct oci_string_map *changes =
 		with_policy ? moat_policy_result_changes(b->policy) : NULL;
-	struct oci_string_map *m =
-		moat_state_annotations(cfg->annotations, moat_isolation_name(b->isolation.isolation),
-				       b->vm ? moat_vm_accel_name(b->vm->vm.accel) : NULL, changes);
+	struct oci_string_map *m = moat_state_annotations(
+		cfg->annotations, moat_isolation_name(b->isolation.isolation),
+		b->vm ? moat_vm_accel_name(b->vm->vm.accel) : NULL, changes);
 	_cleanup_free_ char *note =
 		with_policy && b->cg ? moat_state_cgroup_ignored_note(moat_cgroup_ignored(b->cg))
 				     : NULL;
@@ -493,13 +496,20 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
 
 static int spawn(struct build *b, moat_error *err)
 {
-	struct moat_init_args a = { .cfg = b->cfg, .ns = &b->ns, .rootfs = init_root(b),
-				    .bundle = b->bundle, .lock_fd = b->dirfd, .id = b->o->id,
-				    .fifo_fd = b->fifo_fd, .no_pivot = b->o->no_pivot,
+	struct moat_init_args a = { .cfg = b->cfg,
+				    .ns = &b->ns,
+				    .rootfs = init_root(b),
+				    .bundle = b->bundle,
+				    .lock_fd = b->dirfd,
+				    .id = b->o->id,
+				    .fifo_fd = b->fifo_fd,
+				    .no_pivot = b->o->no_pivot,
 				    .no_new_keyring = b->o->no_new_keyring,
 				    .preserve_fds = b->o->preserve_fds,
-				    .listen_fds = b->o->listen_fds, .cg = b->cg,
-				    .seccomp = init_seccomp(b), .vm = b->vm,
+				    .listen_fds = b->o->listen_fds,
+				    .cg = b->cg,
+				    .seccomp = init_seccomp(b),
+				    .vm = b->vm,
 				    .state_rootfs = b->rootfs };
 	sigset_t all, saved;
 	int fds[2];
@@ -553,14 +563,22 @@ static int save_state(struct build *b, moat_error *err)
 	_cleanup_(oci_string_map_freep) struct oci_string_map *changes =
 		moat_policy_result_changes(b->policy);
 	struct moat_state st = {
-		.oci_version = cfg->oci_version, .id = (char *)b->o->id, .pid = b->init,
-		.pid_start = moat_pid_start_time(b->init), .bundle = b->bundle,
-		.rootfs = b->rootfs, .created = created, .owner = getuid(),
-		.cgroup_path = b->cgroup_path, .isolation = (char *)isolation,
+		.oci_version = cfg->oci_version,
+		.id = (char *)b->o->id,
+		.pid = b->init,
+		.pid_start = moat_pid_start_time(b->init),
+		.bundle = b->bundle,
+		.rootfs = b->rootfs,
+		.created = created,
+		.owner = getuid(),
+		.cgroup_path = b->cgroup_path,
+		.isolation = (char *)isolation,
 		.vm_memory_mib = b->isolation.memory_mib,
 		.vm_memory_mib_present = b->isolation.isolation == MOAT_ISOLATION_MICROVM,
-		.cgroup_applied = b->cg ? (struct oci_string_map *)moat_cgroup_applied(b->cg) : NULL,
-		.cgroup_ignored = b->cg ? (struct oci_string_map *)moat_cgroup_ignored(b->cg) : NULL,
+		.cgroup_applied =
+			b->cg ? (struct oci_string_map *)moat_cgroup_applied(b->cg) : NULL,
+		.cgroup_ignored =
+			b->cg ? (struct oci_string_map *)moat_cgroup_ignored(b->cg) : NULL,
 		.policy = changes,
 	};
 	size_t len;

@@ -77,8 +77,8 @@ static void close_target(struct target *t)
 
 /* ---- the events --------------------------------------------------------------------------- */
 
-static int tell(struct target *t, enum moat_event_type type,
-		const struct moat_cgroup_stats *stats, const char *warning, moat_error *err)
+static int tell(struct target *t, enum moat_event_type type, const struct moat_cgroup_stats *stats,
+		const char *warning, moat_error *err)
 {
 	struct moat_event ev = { .type = type, .id = t->id, .stats = stats, .warning = warning };
 
@@ -137,7 +137,8 @@ static int open_oom_watch(struct target *t, struct moat_oom_watch **ret, moat_er
 			r = moat_error_msg(err, e.code, "container '%s': %s", t->id, e.msg);
 		} else {
 			_cleanup_free_ char *w = xasprintf("container '%s': %s: no OOM events will "
-							   "be reported", t->id, e.msg);
+							   "be reported",
+							   t->id, e.msg);
 
 			r = tell(t, MOAT_EVENT_WARNING, NULL, w, err);
 		}

@@ -29,7 +29,7 @@ struct kind_info {
 	bool run_all;
 };
 
-#define KIND(e, n, m, all)                                                                       \
+#define KIND(e, n, m, all) \
 	[e] = { n, offsetof(struct oci_hooks, m), offsetof(struct oci_hooks, m##_len), all }
 static const struct kind_info kinds[MOAT_HOOK_KIND_COUNT] = {
 	KIND(MOAT_HOOK_PRESTART, "prestart", prestart, false),
@@ -79,7 +79,7 @@ struct oci_hook *const *moat_hooks_list(const struct oci_hooks *hooks, enum moat
 	if (hooks == NULL || kind >= MOAT_HOOK_KIND_COUNT)
 		return NULL;
 	*ret_n = *(const size_t *)(base + kinds[kind].len_off);
-	return *(struct oci_hook **const *)(base + kinds[kind].list_off);
+	return *(struct oci_hook * *const *)(base + kinds[kind].list_off);
 }
 
 static int check_path(const struct oci_hook *h, moat_error *err)
@@ -97,8 +97,8 @@ int moat_hooks_validate(const struct oci_hooks *hooks, moat_error *err)
 
 		for (size_t i = 0; i < n; i++) {
 			if (check_path(list[i], err) < 0)
-				return moat_error_prefix(err, "hooks.%s[%zu] '%s'", kinds[k].name, i,
-							 list[i]->path ? list[i]->path : "");
+				return moat_error_prefix(err, "hooks.%s[%zu] '%s'", kinds[k].name,
+							 i, list[i]->path ? list[i]->path : "");
 		}
 	}
 	return 0;
@@ -354,12 +354,9 @@ static int report_error(const struct child_report *rep, const char *cwd, moat_er
 	int e = rep->errnum > 0 ? rep->errnum : EIO;
 
 	switch (rep->step) {
-	case STEP_FDS:
-		return moat_error_set(err, e, "set up its file descriptors");
-	case STEP_CWD:
-		return moat_error_set(err, e, "enter '%s'", cwd ? cwd : "");
-	default:
-		return moat_error_set(err, e, "exec");
+	case STEP_FDS: return moat_error_set(err, e, "set up its file descriptors");
+	case STEP_CWD: return moat_error_set(err, e, "enter '%s'", cwd ? cwd : "");
+	default: return moat_error_set(err, e, "exec");
 	}
 }
 
@@ -372,13 +369,15 @@ static int judge(const struct oci_hook *h, int report_fd, int wstatus, bool time
 	int sig;
 
 	if (timed_out)
-		return moat_error_msg(err, ETIMEDOUT, "timed out after %d s: killed", (int)h->timeout);
+		return moat_error_msg(err, ETIMEDOUT, "timed out after %d s: killed",
+				      (int)h->timeout);
 	if (read_all(report_fd, &rep, sizeof(rep)) == (ssize_t)sizeof(rep))
 		return report_error(&rep, cwd, err);
 	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)
 		return 0;
 	if (WIFEXITED(wstatus))
-		return moat_error_msg(err, ECANCELED, "exited with status %d", WEXITSTATUS(wstatus));
+		return moat_error_msg(err, ECANCELED, "exited with status %d",
+				      WEXITSTATUS(wstatus));
 	sig = WTERMSIG(wstatus);
 	name = moat_signal_name(sig);
 	if (name == NULL)
@@ -416,9 +415,8 @@ static void add_failure(moat_error *err, const moat_error *one, bool first)
 	moat_error_msg(err, err->code, "%s; %s", prev, one->msg);
 }
 
-static int run_kind(const struct oci_hooks *hooks, enum moat_hook_kind kind,
-		    const char *state_json, const char *cwd, const struct hook_env *dflt,
-		    moat_error *err)
+static int run_kind(const struct oci_hooks *hooks, enum moat_hook_kind kind, const char *state_json,
+		    const char *cwd, const struct hook_env *dflt, moat_error *err)
 {
 	struct oci_hook *const *list;
 	size_t n, failed = 0;

@@ -25,8 +25,9 @@
 #define SPEC_TMPFS_KIB 65536
 #define SPEC_TMPFS_INODES 16384
 MOAT_TMPFS_CHECK(SPEC_TMPFS_KIB, SPEC_TMPFS_INODES);
-#define SPEC_TMPFS_LIMITS \
-	"\"" MOAT_TMPFS_SIZE_OPT(SPEC_TMPFS_KIB) "\", \"" MOAT_TMPFS_INODES_OPT(SPEC_TMPFS_INODES) "\""
+#define SPEC_TMPFS_LIMITS                                                        \
+	"\"" MOAT_TMPFS_SIZE_OPT(SPEC_TMPFS_KIB) "\", \"" MOAT_TMPFS_INODES_OPT( \
+		SPEC_TMPFS_INODES) "\""
 
 static const char default_config[] =
 	"{"
@@ -54,7 +55,8 @@ static const char default_config[] =
 	"   \"options\": [\"nosuid\", \"noexec\", \"newinstance\", \"ptmxmode=0666\", \"mode=0620\","
 	"                 \"gid=5\"]},"
 	"  {\"destination\": \"/dev/shm\", \"type\": \"tmpfs\", \"source\": \"shm\","
-	"   \"options\": [\"nosuid\", \"noexec\", \"nodev\", \"mode=1777\", " SPEC_TMPFS_LIMITS "]},"
+	"   \"options\": [\"nosuid\", \"noexec\", \"nodev\", \"mode=1777\", " SPEC_TMPFS_LIMITS
+	"]},"
 	"  {\"destination\": \"/dev/mqueue\", \"type\": \"mqueue\", \"source\": \"mqueue\","
 	"   \"options\": [\"nosuid\", \"noexec\", \"nodev\"]},"
 	"  {\"destination\": \"/sys\", \"type\": \"sysfs\", \"source\": \"sysfs\","
@@ -104,7 +106,8 @@ static void make_rootless(struct oci_config *cfg, uid_t uid, gid_t gid)
 	struct oci_linux *lx = cfg->linux;
 	size_t i;
 
-	lx->namespaces = xrealloc(lx->namespaces, (lx->namespaces_len + 2) * sizeof(*lx->namespaces));
+	lx->namespaces =
+		xrealloc(lx->namespaces, (lx->namespaces_len + 2) * sizeof(*lx->namespaces));
 	lx->namespaces[lx->namespaces_len] = xcalloc(1, sizeof(**lx->namespaces));
 	lx->namespaces[lx->namespaces_len++]->type = xstrdup("user");
 	lx->namespaces[lx->namespaces_len] = NULL;
@@ -120,8 +123,7 @@ static void make_rootless(struct oci_config *cfg, uid_t uid, gid_t gid)
 	}
 }
 
-int moat_spec_default(bool rootless, uid_t uid, gid_t gid, struct oci_config **ret,
-		      moat_error *err)
+int moat_spec_default(bool rootless, uid_t uid, gid_t gid, struct oci_config **ret, moat_error *err)
 {
 	_cleanup_free_ char *msg = NULL;
 	struct oci_config *cfg = NULL;

@@ -65,10 +65,12 @@ int moat_validate_id(const char *id, moat_error *err)
 	if (strcmp(id, MOAT_SECCOMP_CACHE_DIR) == 0)
 		return moat_error_msg(err, EINVAL,
 				      "container ID '%s': reserved (moat's cache of compiled "
-				      "seccomp filters)", id);
+				      "seccomp filters)",
+				      id);
 	for (p = (const unsigned char *)id; *p; p++) {
 		if (*p == '/')
-			return moat_error_msg(err, EINVAL, "container ID '%s': must not contain '/'", id);
+			return moat_error_msg(err, EINVAL,
+					      "container ID '%s': must not contain '/'", id);
 		if (*p < 0x20 || *p == 0x7f)
 			return moat_error_msg(err, EINVAL,
 					      "container ID: must not contain control characters");
@@ -148,8 +150,8 @@ int moat_state_dir_open(const char *root, const char *id, int *ret_dirfd, moat_e
 /* The host ids an automatic user namespace borrowed go back to the pool with the state. */
 static void return_host_ids(int rootfd, const char *root, const char *id)
 {
-	_cleanup_close_ int dirfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-						       O_CLOEXEC);
+	_cleanup_close_ int dirfd =
+		openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	_cleanup_free_ char *real = NULL, *path = NULL;
 
 	if (dirfd < 0 || faccessat(dirfd, MOAT_IDPOOL_MARKER, F_OK, AT_SYMLINK_NOFOLLOW) < 0)

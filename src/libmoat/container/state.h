@@ -25,19 +25,19 @@
 struct moat_state {
 	char *oci_version;
 	char *id;
-	int64_t pid;               /* host pid of the container init */
-	uint64_t pid_start;        /* its start time (/proc/<pid>/stat field 22): defeats PID reuse */
+	int64_t pid;        /* host pid of the container init */
+	uint64_t pid_start; /* its start time (/proc/<pid>/stat field 22): defeats PID reuse */
 	char *bundle;
 	char *rootfs;
-	char *created;             /* RFC 3339, UTC */
-	uint32_t owner;            /* uid that created the container */
-	char *cgroup_path;         /* as resolved from linux.cgroupsPath */
+	char *created;                         /* RFC 3339, UTC */
+	uint32_t owner;                        /* uid that created the container */
+	char *cgroup_path;                     /* as resolved from linux.cgroupsPath */
 	struct oci_string_map *cgroup_applied; /* what was written for linux.resources, by field
 						* (moat_cgroup_applied), kept up to date by update */
 	struct oci_string_map *cgroup_ignored; /* what of linux.resources this host has no limit
 						* for, by field -> why (moat_cgroup_ignored) */
-	char *isolation;           /* "container" or "microvm" */
-	uint32_t vm_memory_mib;    /* a microVM's guest memory as booted (absent in the state
+	char *isolation;                       /* "container" or "microvm" */
+	uint32_t vm_memory_mib; /* a microVM's guest memory as booted (absent in the state
 				    * of a microVM that a moat before this field created) */
 	bool vm_memory_mib_present;
 	struct oci_string_map *annotations;

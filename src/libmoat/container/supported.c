@@ -91,10 +91,15 @@ static struct oci_features_linux *linux_features(void)
 	lx->cgroup = xcalloc(1, sizeof(*lx->cgroup));
 	/* systemd: --systemd-cgroup maps slice:prefix:name to systemd's path; moat does not
 	 * talk to systemd over D-Bus, so it does not claim the systemd driver. */
-	*lx->cgroup = (struct oci_features_cgroup){ .v1 = true, .v1_present = true, .v2 = true,
-						    .v2_present = true, .systemd = false,
-						    .systemd_present = true, .systemd_user = false,
-						    .systemd_user_present = true, .rdma = true,
+	*lx->cgroup = (struct oci_features_cgroup){ .v1 = true,
+						    .v1_present = true,
+						    .v2 = true,
+						    .v2_present = true,
+						    .systemd = false,
+						    .systemd_present = true,
+						    .systemd_user = false,
+						    .systemd_user_present = true,
+						    .rdma = true,
 						    .rdma_present = true };
 	lx->seccomp = seccomp_features();
 	lx->apparmor = enabled(moat_lsm_apparmor_available());
@@ -106,6 +111,7 @@ static struct oci_features_linux *linux_features(void)
 }
 
 /* The config annotations moat reads: name, what it does, whether it can lower protection. */
+/* clang-format off */
 static const struct {
 	const char *name;
 	const char *doc;
@@ -127,11 +133,11 @@ static const struct {
 	  "N: the microVM's memory in MiB (default: the memory limit less " STR(MOAT_VM_OVERHEAD_MIB)
 	  ", else " STR(MOAT_VM_DEFAULT_MEMORY_MIB) ")", false },
 };
+/* clang-format on */
 
 /* "a,b,c" of the rules for which pick(p, rule) holds, or each rule=on|off with all. */
-static char *rule_list(const struct moat_policy *p, bool (*pick)(const struct moat_policy *,
-								 enum moat_policy_rule),
-		       bool all)
+static char *rule_list(const struct moat_policy *p,
+		       bool (*pick)(const struct moat_policy *, enum moat_policy_rule), bool all)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -143,7 +149,8 @@ static char *rule_list(const struct moat_policy *p, bool (*pick)(const struct mo
 		bool on = pick(p, (enum moat_policy_rule)r);
 
 		if (all)
-			fprintf(out, "%s%s=%s", r ? "," : "", moat_policy_rule_name(r), on ? "on" : "off");
+			fprintf(out, "%s%s=%s", r ? "," : "", moat_policy_rule_name(r),
+				on ? "on" : "off");
 		else if (on)
 			fprintf(out, "%s%s", len ? "," : "", moat_policy_rule_name(r));
 		fflush(out);
@@ -198,10 +205,11 @@ int moat_features_json(const char *policy, char **ret, moat_error *err)
 			   "moat");
 	oci_string_map_set(&f.annotations, "moat.version", PACKAGE_VERSION);
 	describe_policy(policy, &f.annotations);
-	f.potentially_unsafe_config_annotations = xcalloc(MOAT_ARRAY_SIZE(config_annotations) + 1,
-							  sizeof(char *));
+	f.potentially_unsafe_config_annotations =
+		xcalloc(MOAT_ARRAY_SIZE(config_annotations) + 1, sizeof(char *));
 	for (i = 0; i < MOAT_ARRAY_SIZE(config_annotations); i++) {
-		_cleanup_free_ char *key = xasprintf("moat.annotation.%s", config_annotations[i].name);
+		_cleanup_free_ char *key =
+			xasprintf("moat.annotation.%s", config_annotations[i].name);
 
 		oci_string_map_set(&f.annotations, key, config_annotations[i].doc);
 		if (config_annotations[i].unsafe)

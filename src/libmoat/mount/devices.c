@@ -21,6 +21,7 @@
 #define DEV_MAJOR_MAX 0xfffu
 #define DEV_MINOR_MAX 0xfffffu
 
+/* clang-format off */
 const struct moat_device_spec moat_default_devices[] = {
 	{ "/dev/null", 'c', 1, 3, 0666, 0, 0 },
 	{ "/dev/zero", 'c', 1, 5, 0666, 0, 0 },
@@ -29,8 +30,10 @@ const struct moat_device_spec moat_default_devices[] = {
 	{ "/dev/urandom", 'c', 1, 9, 0666, 0, 0 },
 	{ "/dev/tty", 'c', 5, 0, 0666, 0, 0 },
 };
+/* clang-format on */
 const size_t moat_default_devices_len = MOAT_ARRAY_SIZE(moat_default_devices);
 
+/* clang-format off */
 static const struct {
 	const char *name;   /* in /dev */
 	const char *target;
@@ -42,6 +45,7 @@ static const struct {
 	{ "stderr", "/proc/self/fd/2", false },
 	{ "ptmx", "pts/ptmx", true },
 };
+/* clang-format on */
 
 struct dev_entry {
 	struct moat_device_spec spec; /* spec.path is path */
@@ -59,14 +63,10 @@ static mode_t type_fmt(char type)
 {
 	switch (type) {
 	case 'c':
-	case 'u':
-		return S_IFCHR;
-	case 'b':
-		return S_IFBLK;
-	case 'p':
-		return S_IFIFO;
-	default:
-		return 0;
+	case 'u': return S_IFCHR;
+	case 'b': return S_IFBLK;
+	case 'p': return S_IFIFO;
+	default: return 0;
 	}
 }
 
@@ -100,8 +100,10 @@ static int spec_from_oci(const struct oci_device *d, size_t i, struct moat_devic
 	_cleanup_free_ char *path = clean_dev_path(d->path);
 
 	if (path == NULL)
-		return moat_error_msg(err, EINVAL, "linux.devices[%zu].path: '%s' names the "
-				      "container root, not a device", i, d->path);
+		return moat_error_msg(err, EINVAL,
+				      "linux.devices[%zu].path: '%s' names the "
+				      "container root, not a device",
+				      i, d->path);
 	if (d->type == NULL || d->type[1] != '\0' || type_fmt(s.type) == 0)
 		return moat_error_msg(err, EINVAL, "linux.devices[%zu].type: expected c, u, b or p",
 				      i);
@@ -164,7 +166,8 @@ static bool find_host_node(mode_t fmt, dev_t rdev, char *ret, size_t size)
 	struct stat st;
 
 	while (dev != NULL && (de = readdir(dev)) != NULL) {
-		if (de->d_name[0] == '.' || fstatat(dirfd(dev), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		if (de->d_name[0] == '.' ||
+		    fstatat(dirfd(dev), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		if (is_node(&st, fmt, rdev)) {
 			snprintf(ret, size, "/dev/%s", de->d_name);
@@ -203,10 +206,11 @@ static int take_host_node(struct dev_entry *e, moat_error *err)
 		if (find_host_node(fmt, want, found, sizeof(found)))
 			path = found;
 		else
-			return moat_error_msg(err, ENODEV, "the host has no node of the %c %u:%u "
+			return moat_error_msg(err, ENODEV,
+					      "the host has no node of the %c %u:%u "
 					      "device, at '%s' or in /dev, to bind in a user "
-					      "namespace", e->spec.type, e->spec.major, e->spec.minor,
-					      path);
+					      "namespace",
+					      e->spec.type, e->spec.major, e->spec.minor, path);
 	}
 	if (moat_mount_src_open(AT_FDCWD, path, false, &e->host, err) < 0)
 		return moat_error_ret(err);
@@ -282,8 +286,10 @@ int moat_devices_check_dev(int rootfd, moat_error *err)
 		return moat_error_msg(err, ENOTDIR, "/dev is not a directory");
 	n = readlinkat(fd, "", target, sizeof(target) - 1);
 	target[n < 0 ? 0 : n] = '\0';
-	return moat_error_msg(err, ELOOP, "/dev is a symlink (to '%s'): moat mounts /dev and makes "
-			      "its device nodes there, and follows no link for it", target);
+	return moat_error_msg(err, ELOOP,
+			      "/dev is a symlink (to '%s'): moat mounts /dev and makes "
+			      "its device nodes there, and follows no link for it",
+			      target);
 }
 
 /* A host node bound in a user namespace: nosuid and noexec, as crun binds them (a device is
@@ -302,8 +308,7 @@ static int bind_node(struct dev_entry *e, int rootfd, moat_error *err)
 }
 
 /* Make name in dir the node spec describes, replacing anything else there but a directory. */
-static int make_node(int dir, const char *name, const struct moat_device_spec *s,
-		     moat_error *err)
+static int make_node(int dir, const char *name, const struct moat_device_spec *s, moat_error *err)
 {
 	mode_t fmt = type_fmt(s->type);
 	dev_t rdev = fmt == S_IFIFO ? 0 : makedev(s->major, s->minor);

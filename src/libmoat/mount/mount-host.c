@@ -114,8 +114,8 @@ static int receive(int sock, const struct oci_config *cfg, const int *fds, int *
 	}
 }
 
-int moat_mount_host_sources(pid_t init, const char *bundle, const struct oci_config *cfg,
-			    int *fds, moat_error *err)
+int moat_mount_host_sources(pid_t init, const char *bundle, const struct oci_config *cfg, int *fds,
+			    moat_error *err)
 {
 	_cleanup_free_ int *got = NULL;
 	size_t i, n = cfg->mounts_len;

@@ -23,7 +23,7 @@
  * those), fds[i] receives its source, opened by a helper in the mount namespace of init with
  * relative sources resolved against bundle (absolute). On failure every fd this made is closed
  * and fds[i] is -1 again; the error names the mount: "mounts[3] (/data): bind '/x': ...". */
-int moat_mount_host_sources(pid_t init, const char *bundle, const struct oci_config *cfg,
-			    int *fds, moat_error *err);
+int moat_mount_host_sources(pid_t init, const char *bundle, const struct oci_config *cfg, int *fds,
+			    moat_error *err);
 
 #endif

@@ -26,14 +26,15 @@ bool moat_mount_wants_idmap(const struct oci_mount *m)
 }
 
 /* The user namespace the ids are mapped through: the mount's own, or the container's. */
-static int mapping_userns(const struct oci_mount *m, int container_userns,
-			  int *ret_fd, moat_error *err)
+static int mapping_userns(const struct oci_mount *m, int container_userns, int *ret_fd,
+			  moat_error *err)
 {
 	if (m->uid_mappings_len == 0 && m->gid_mappings_len == 0) {
 		if (container_userns < 0)
-			return moat_error_msg(err, EINVAL,
-					      "idmap: the container has no user namespace to map "
-					      "through; give the mount uidMappings and gidMappings");
+			return moat_error_msg(
+				err, EINVAL,
+				"idmap: the container has no user namespace to map "
+				"through; give the mount uidMappings and gidMappings");
 		*ret_fd = fcntl(container_userns, F_DUPFD_CLOEXEC, 3);
 		if (*ret_fd < 0)
 			return moat_error_set(err, errno, "idmap: dup");
@@ -44,7 +45,8 @@ static int mapping_userns(const struct oci_mount *m, int container_userns,
 				      "%s: uidMappings and gidMappings must be given together",
 				      m->uid_mappings_len == 0 ? "uidMappings" : "gidMappings");
 	return moat_userns_open_mapped(m->uid_mappings, m->uid_mappings_len, m->gid_mappings,
-				       m->gid_mappings_len, "uidMappings", "gidMappings", ret_fd, err);
+				       m->gid_mappings_len, "uidMappings", "gidMappings", ret_fd,
+				       err);
 }
 
 /* Map an opened clone through userns; what names it in errors. */
@@ -60,8 +62,9 @@ static int map_clone(struct moat_mount_src *src, int userns, bool recursive, con
 	e = errno;
 	moat_mount_src_close(src);
 	if (e == EINVAL)
-		return moat_error_msg(err, e, "idmap '%s': the filesystem does not support "
-					      "idmapped mounts%s",
+		return moat_error_msg(err, e,
+				      "idmap '%s': the filesystem does not support "
+				      "idmapped mounts%s",
 				      what, recursive ? " (nor may any submount)" : "");
 	return moat_error_set(err, e, "idmap '%s'%s", what,
 			      e == EPERM ? ": needs privilege over the source filesystem "
@@ -107,9 +110,8 @@ static int make_source(int dirfd, const struct oci_mount *m, const struct moat_m
 	return 0;
 }
 
-int moat_mount_idmap_source(int dirfd, const struct oci_mount *m, size_t idx,
-			    int container_userns, bool force, uid_t root_id, int *ret_fd,
-			    moat_error *err)
+int moat_mount_idmap_source(int dirfd, const struct oci_mount *m, size_t idx, int container_userns,
+			    bool force, uid_t root_id, int *ret_fd, moat_error *err)
 {
 	struct moat_mount_opts o;
 	int r;

@@ -25,9 +25,8 @@ bool moat_mount_wants_idmap(const struct oci_mount *m);
  * overlay mount's root as an overlay of idmapped layers (container_userns's root is root_id
  * on the host). *ret_fd is -1 when m wants no idmap. Errors read "mounts[2] (/data): idmap:
  * ...". */
-int moat_mount_idmap_source(int dirfd, const struct oci_mount *m, size_t idx,
-			    int container_userns, bool force, uid_t root_id, int *ret_fd,
-			    moat_error *err);
+int moat_mount_idmap_source(int dirfd, const struct oci_mount *m, size_t idx, int container_userns,
+			    bool force, uid_t root_id, int *ret_fd, moat_error *err);
 
 /* A detached clone of path (dirfd-relative; recursive: with its submounts), idmapped through
  * userns. Errors name the path. */

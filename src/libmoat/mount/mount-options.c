@@ -57,6 +57,7 @@ struct opt_row {
 	uint64_t attr;    /* MOUNT_ATTR_* (or the atime mode) */
 };
 
+/* clang-format off */
 #define FLAG(n, c, m, a) { n, K_FLAG, c, false, m, a }
 #define ATIME(n, c, m, a) { n, K_ATIME, c, false, m, a }
 #define SB(n, c, m) { n, K_SB, c, false, m, 0 }
@@ -64,6 +65,7 @@ struct opt_row {
 #define REC_ATIME(n, a) { n, K_REC_ATIME, false, true, 0, a }
 #define PROP(n, r, m) { n, K_PROP, false, r, m, 0 }
 #define KIND(n, k, r, m) { n, k, false, r, m, 0 }
+/* clang-format on */
 
 static const struct opt_row opt_table[] = {
 	KIND("defaults", K_NOP, false, 0),
@@ -187,8 +189,7 @@ static void set_ms(struct moat_mount_opts *o, unsigned long ms, bool clear)
 static void apply_row(struct moat_mount_opts *o, const struct opt_row *r)
 {
 	switch (r->kind) {
-	case K_NOP:
-		break;
+	case K_NOP: break;
 	case K_FLAG:
 		set_ms(o, r->ms, r->clear);
 		set_bits(&o->attr_set, &o->attr_clr, r->attr, r->clear);
@@ -201,12 +202,8 @@ static void apply_row(struct moat_mount_opts *o, const struct opt_row *r)
 		set_ms(o, r->ms, r->clear);
 		strv_push(&o->sb_flags, &o->sb_flags_len, r->name);
 		break;
-	case K_REC:
-		set_bits(&o->rec_attr_set, &o->rec_attr_clr, r->attr, r->clear);
-		break;
-	case K_REC_ATIME:
-		set_atime(&o->rec_attr_set, &o->rec_attr_clr, r->attr);
-		break;
+	case K_REC: set_bits(&o->rec_attr_set, &o->rec_attr_clr, r->attr, r->clear); break;
+	case K_REC_ATIME: set_atime(&o->rec_attr_set, &o->rec_attr_clr, r->attr); break;
 	case K_PROP:
 		o->propagation = r->ms;
 		o->propagation_rec = r->rec;
@@ -215,19 +212,13 @@ static void apply_row(struct moat_mount_opts *o, const struct opt_row *r)
 		o->is_bind = true;
 		o->is_recursive = o->is_recursive || r->rec;
 		break;
-	case K_REMOUNT:
-		o->remount = true;
-		break;
+	case K_REMOUNT: o->remount = true; break;
 	case K_IDMAP:
 		o->idmap = true;
 		o->idmap_recursive = o->idmap_recursive || r->rec;
 		break;
-	case K_TMPCOPYUP:
-		o->tmpcopyup = true;
-		break;
-	case K_SILENT:
-		o->silent = !r->clear;
-		break;
+	case K_TMPCOPYUP: o->tmpcopyup = true; break;
+	case K_SILENT: o->silent = !r->clear; break;
 	}
 }
 
@@ -251,8 +242,7 @@ char *moat_mount_data_join(char *const *data, size_t n)
 	return s;
 }
 
-int moat_mount_opts_parse(char *const *opts, size_t n, struct moat_mount_opts *ret,
-			  moat_error *err)
+int moat_mount_opts_parse(char *const *opts, size_t n, struct moat_mount_opts *ret, moat_error *err)
 {
 	struct moat_mount_opts o = { 0 };
 	size_t i;

@@ -23,12 +23,12 @@
 #include "error.h"
 
 struct moat_mount_opts {
-	unsigned long ms_set;      /* MS_* the options set (mount(2) view) */
-	unsigned long ms_clear;    /* MS_* the options clear */
-	uint64_t attr_set;         /* MOUNT_ATTR_* for the top mount */
-	uint64_t attr_clr;         /* MOUNT_ATTR_* to clear (MOUNT_ATTR__ATIME when an atime
+	unsigned long ms_set;   /* MS_* the options set (mount(2) view) */
+	unsigned long ms_clear; /* MS_* the options clear */
+	uint64_t attr_set;      /* MOUNT_ATTR_* for the top mount */
+	uint64_t attr_clr;      /* MOUNT_ATTR_* to clear (MOUNT_ATTR__ATIME when an atime
 				    * option was given: the atime mode is a field, not a bit) */
-	uint64_t rec_attr_set;     /* MOUNT_ATTR_* applied recursively (rro, rnosuid, ...) */
+	uint64_t rec_attr_set;  /* MOUNT_ATTR_* applied recursively (rro, rnosuid, ...) */
 	uint64_t rec_attr_clr;
 	unsigned long propagation; /* MS_PRIVATE, MS_SLAVE, MS_SHARED, MS_UNBINDABLE; 0 = leave */
 	bool propagation_rec;      /* the r-prefixed form (rprivate, ...) */
@@ -41,9 +41,9 @@ struct moat_mount_opts {
 	bool silent;               /* MS_SILENT (mount(2) only: the new API has no such flag) */
 	char **sb_flags;           /* superblock flag names for fsconfig, NULL-terminated */
 	size_t sb_flags_len;
-	char **data;               /* filesystem data, one option per entry, NULL-terminated */
+	char **data; /* filesystem data, one option per entry, NULL-terminated */
 	size_t data_len;
-	char *data_str;            /* data joined with commas for mount(2); NULL when none */
+	char *data_str; /* data joined with commas for mount(2); NULL when none */
 };
 
 /* Parse opts[0..n). Never fails on an unknown name (that is data); fails with EINVAL only on

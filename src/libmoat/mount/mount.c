@@ -87,12 +87,9 @@ static const struct {
 static unsigned long atime_ms(uint64_t mode)
 {
 	switch (mode & MOUNT_ATTR__ATIME) {
-	case MOUNT_ATTR_NOATIME:
-		return MS_NOATIME;
-	case MOUNT_ATTR_STRICTATIME:
-		return MS_STRICTATIME;
-	default:
-		return MS_RELATIME;
+	case MOUNT_ATTR_NOATIME: return MS_NOATIME;
+	case MOUNT_ATTR_STRICTATIME: return MS_STRICTATIME;
+	default: return MS_RELATIME;
 	}
 }
 
@@ -514,7 +511,8 @@ static int adopt_source(int fd, const struct moat_mount_opts *o, struct moat_mou
 {
 	struct stat st;
 
-	*ret = (struct moat_mount_src){ .fd = fd, .is_clone = moat_mount_new_api(),
+	*ret = (struct moat_mount_src){ .fd = fd,
+					.is_clone = moat_mount_new_api(),
 					.recursive = o->is_recursive };
 	if (fstat(fd, &st) < 0)
 		return moat_error_set(err, errno, "stat the source made on the host side");
@@ -645,8 +643,10 @@ static int mount_cgroup_fs(const char *fstype, const char *source, const struct 
 	int r;
 
 	if (strncmp(rel, "..", 2) == 0)
-		return moat_error_msg(err, EXDEV, "the container's cgroup '%s' is outside its cgroup "
-				      "namespace", cgpath);
+		return moat_error_msg(err, EXDEV,
+				      "the container's cgroup '%s' is outside its cgroup "
+				      "namespace",
+				      cgpath);
 	if (moat_mount_fs(fstype, source, o, t, rel[0] != '\0' ? &mfd : NULL, err) < 0)
 		return moat_error_ret(err);
 	if (rel[0] == '\0')
@@ -689,8 +689,10 @@ static int mount_cgroup_at(struct entry *e, int dirfd, const char *name, const c
 			   char **data, size_t data_len, const char *cgpath, moat_error *err)
 {
 	_cleanup_free_ char *path = xasprintf("%s/%s", e->m->destination, name);
-	struct moat_mount_opts co = { .attr_set = e->o.attr_set, .attr_clr = e->o.attr_clr,
-				      .data = data, .data_len = data_len };
+	struct moat_mount_opts co = { .attr_set = e->o.attr_set,
+				      .attr_clr = e->o.attr_clr,
+				      .data = data,
+				      .data_len = data_len };
 	struct moat_mount_target sub = { -1, e->rootfd, path };
 	int r;
 
@@ -747,7 +749,8 @@ static int mount_cgroup(struct entry *e, moat_error *err)
 			 (char *)MOAT_TMPFS_INODES_OPT(CGROUP_TMPFS_INODES), NULL };
 	struct moat_mount_opts tmp = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 						   MOUNT_ATTR_NOEXEC,
-				       .data = data, .data_len = 3 };
+				       .data = data,
+				       .data_len = 3 };
 	_cleanup_close_ int mfd = -1, dirfd = -1;
 	struct moat_mount_target top;
 	size_t i;
@@ -764,9 +767,8 @@ static int mount_cgroup(struct entry *e, moat_error *err)
 		if (mount_cgroup_v1(e, dirfd, e->env->cgroup_v1[i], e->env->cgroup_v1_path[i],
 				    err) < 0)
 			return cgroup_hint(err);
-	if (e->env->cgroup_unified != NULL &&
-	    mount_cgroup_at(e, dirfd, "unified", "cgroup2", NULL, 0, e->env->cgroup_unified,
-			    err) < 0)
+	if (e->env->cgroup_unified != NULL && mount_cgroup_at(e, dirfd, "unified", "cgroup2", NULL,
+							      0, e->env->cgroup_unified, err) < 0)
 		return cgroup_hint(err);
 	top = (struct moat_mount_target){ mfd, e->rootfd, e->m->destination };
 	return moat_mount_setattr(&top, e->o.attr_set & MOUNT_ATTR_RDONLY, 0, false, err);
@@ -1037,8 +1039,8 @@ static bool names_proc_pid(const char *dest)
 static int check_proc_target(struct entry *e, const struct fs_handler *h, moat_error *err)
 {
 	bool bind_src = h == &handler_bind && e->src != NULL && e->src->fd >= 0;
-	bool procfs = h->mount == mount_proc ||
-		      (bind_src && fd_on_fs(e->src->fd, PROC_SUPER_MAGIC));
+	bool procfs =
+		h->mount == mount_proc || (bind_src && fd_on_fs(e->src->fd, PROC_SUPER_MAGIC));
 	_cleanup_close_ int proc = -1, again = -1;
 
 	if (procfs)
@@ -1100,9 +1102,8 @@ static int entry_run(struct entry *e, int *ret_point, moat_error *err)
 	return r;
 }
 
-int moat_mount_entry(int rootfd, const struct oci_mount *m, size_t idx,
-		     struct moat_mount_src *src, struct moat_mount_env *env, int *ret_point,
-		     moat_error *err)
+int moat_mount_entry(int rootfd, const struct oci_mount *m, size_t idx, struct moat_mount_src *src,
+		     struct moat_mount_env *env, int *ret_point, moat_error *err)
 {
 	struct entry e = { .m = m, .src = src, .env = env, .rootfd = rootfd };
 	int r;

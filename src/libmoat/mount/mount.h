@@ -37,8 +37,8 @@
 #define MOAT_TMPFS_STR(x) MOAT_TMPFS_STR_(x)
 #define MOAT_TMPFS_SIZE_OPT(kib) "size=" MOAT_TMPFS_STR(kib) "k"
 #define MOAT_TMPFS_INODES_OPT(inodes) "nr_inodes=" MOAT_TMPFS_STR(inodes)
-#define MOAT_TMPFS_CHECK(kib, inodes)                                                    \
-	_Static_assert((inodes) == (kib) * 1024LL / MOAT_TMPFS_BYTES_PER_INODE,           \
+#define MOAT_TMPFS_CHECK(kib, inodes)                                         \
+	_Static_assert((inodes) == (kib)*1024LL / MOAT_TMPFS_BYTES_PER_INODE, \
 		       "nr_inodes: one inode per MOAT_TMPFS_BYTES_PER_INODE of size=")
 
 /* Whether the new mount API is in use (fsopen and mount_setattr exist, not forced off). */
@@ -51,7 +51,9 @@ struct moat_mount_src {
 	bool recursive; /* the clone holds the submounts too (rbind) */
 	mode_t fmt;     /* st_mode & S_IFMT of the source */
 };
+/* clang-format off */
 #define MOAT_MOUNT_SRC_INIT { -1, false, false, 0 }
+/* clang-format on */
 
 /* Take path (dirfd-relative, following symlinks: a host path the config names) as a bind
  * source. */
@@ -90,13 +92,13 @@ bool moat_mount_is_bind(const struct oci_mount *m);
 
 /* What phase 1 learned for the config's mounts. */
 struct moat_mount_env {
-	bool userns;                   /* running in a user namespace */
+	bool userns;                    /* running in a user namespace */
 	struct moat_mount_src host_sys; /* clone of the host /sys (sysfs fallback); fd -1: none */
-	uint32_t (*gid_map)[3];        /* /proc/self/gid_map lines: inside, outside, count */
+	uint32_t (*gid_map)[3];         /* /proc/self/gid_map lines: inside, outside, count */
 	size_t gid_map_len;
-	char **cgroup_v1;              /* v1 hierarchies ("cpu,cpuacct", "name=systemd") */
-	char **cgroup_v1_path;         /* the init's cgroup in each ("/moat/<id>") */
-	char *cgroup_unified;          /* the init's cgroup in the v2 hierarchy (the "0::" line
+	char **cgroup_v1;      /* v1 hierarchies ("cpu,cpuacct", "name=systemd") */
+	char **cgroup_v1_path; /* the init's cgroup in each ("/moat/<id>") */
+	char *cgroup_unified;  /* the init's cgroup in the v2 hierarchy (the "0::" line
 					* of /proc/self/cgroup); NULL: none */
 };
 
@@ -117,8 +119,7 @@ int moat_mount_entry_prepare(const struct oci_mount *m, size_t idx, int host_fd,
  * Errors read "mounts[3] (/data): bind '/host/x': No such file or directory". ret_point, when
  * not NULL, receives an O_PATH fd of the mount point the mount was made on (where the
  * destination led, under the new mount). */
-int moat_mount_entry(int rootfd, const struct oci_mount *m, size_t idx,
-		     struct moat_mount_src *src, struct moat_mount_env *env, int *ret_point,
-		     moat_error *err);
+int moat_mount_entry(int rootfd, const struct oci_mount *m, size_t idx, struct moat_mount_src *src,
+		     struct moat_mount_env *env, int *ret_point, moat_error *err);
 
 #endif

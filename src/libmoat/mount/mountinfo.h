@@ -9,13 +9,13 @@
  * source super". The strings point into the line, which parsing changes; root and mnt are
  * unescaped, super is left as the kernel wrote it (its options escape commas). */
 struct moat_mountinfo {
-	const char *dev;    /* major:minor: one per superblock, shared by its bind mounts */
-	char *root;         /* the directory of the filesystem mounted here */
-	char *mnt;          /* where it is mounted */
-	const char *opts;   /* the mount's own flags: rw,nosuid,nodev,... */
+	const char *dev;  /* major:minor: one per superblock, shared by its bind mounts */
+	char *root;       /* the directory of the filesystem mounted here */
+	char *mnt;        /* where it is mounted */
+	const char *opts; /* the mount's own flags: rw,nosuid,nodev,... */
 	const char *fstype;
 	const char *source;
-	const char *super;  /* the superblock's options */
+	const char *super; /* the superblock's options */
 };
 
 /* Split line into e; false when it is not a mountinfo line. */

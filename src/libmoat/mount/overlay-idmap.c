@@ -29,8 +29,7 @@
 /* Super options passed to the new overlay unchanged: how the engine's overlay treats its
  * layers, which the new one must match to read the same upper layer the same way. */
 static const char *const kept_options[] = {
-	"redirect_dir", "index", "uuid", "nfs_export", "xino", "metacopy", "verity",
-	"userxattr",
+	"redirect_dir", "index", "uuid", "nfs_export", "xino", "metacopy", "verity", "userxattr",
 };
 /* Not "volatile": a volatile overlay marks its workdir as never to be mounted again, and
  * moat's overlay reuses its own (see MOAT_WORKDIR). */
@@ -44,8 +43,8 @@ static const struct {
 	const char *name;
 	uint64_t attr;
 } kept_flags[] = {
-	{ "ro", MOUNT_ATTR_RDONLY },     { "nosuid", MOUNT_ATTR_NOSUID },
-	{ "nodev", MOUNT_ATTR_NODEV },   { "noexec", MOUNT_ATTR_NOEXEC },
+	{ "ro", MOUNT_ATTR_RDONLY },       { "nosuid", MOUNT_ATTR_NOSUID },
+	{ "nodev", MOUNT_ATTR_NODEV },     { "noexec", MOUNT_ATTR_NOEXEC },
 	{ "noatime", MOUNT_ATTR_NOATIME }, { "nodiratime", MOUNT_ATTR_NODIRATIME },
 };
 
@@ -122,8 +121,10 @@ static int parse_super(struct overlay *o, const char *super, moat_error *err)
 	for (opt = strtok_r(copy, ",", &save); opt != NULL; opt = strtok_r(NULL, ",", &save)) {
 		moat_mountinfo_unescape(opt);
 		if (strchr(opt, '\\') != NULL)
-			return moat_error_msg(err, EINVAL, "option '%s': escaped characters in a "
-					      "layer path are not supported", opt);
+			return moat_error_msg(err, EINVAL,
+					      "option '%s': escaped characters in a "
+					      "layer path are not supported",
+					      opt);
 		if (strncmp(opt, "lowerdir=", 9) == 0) {
 			if (parse_lower(o, opt + 9, err) < 0)
 				return moat_error_ret(err);
@@ -195,8 +196,10 @@ static int resolve_relative(struct overlay *o, const char *mnt, moat_error *err)
 	ok = resolve_one(&o->upper, base) && ok;
 	ok = resolve_one(&o->work, base) && ok;
 	if (!ok)
-		return moat_error_msg(err, ENOENT, "its relative layer paths are not directories "
-				      "under '%s', the directory two levels above the mount point", base);
+		return moat_error_msg(err, ENOENT,
+				      "its relative layer paths are not directories "
+				      "under '%s', the directory two levels above the mount point",
+				      base);
 	return 0;
 }
 
@@ -219,12 +222,15 @@ static int read_overlay(const char *path, struct overlay *o, moat_error *err)
 			super = strcmp(e.fstype, "overlay") == 0 ? xstrdup(e.super) : NULL;
 			flags = xstrdup(e.opts);
 		} else if (super != NULL && below(e.mnt, path)) {
-			return moat_error_msg(err, EINVAL, "'%s' is mounted inside it: an overlay "
-					      "rootfs with submounts is not supported", e.mnt);
+			return moat_error_msg(err, EINVAL,
+					      "'%s' is mounted inside it: an overlay "
+					      "rootfs with submounts is not supported",
+					      e.mnt);
 		}
 	}
 	if (super == NULL)
-		return moat_error_msg(err, EINVAL, "'%s' is not the root of an overlay mount", path);
+		return moat_error_msg(err, EINVAL, "'%s' is not the root of an overlay mount",
+				      path);
 	parse_flags(o, flags);
 	if (parse_super(o, super, err) < 0)
 		return moat_error_ret(err);
@@ -297,8 +303,10 @@ static int set_upper(int fsfd, struct overlay *o, int userns, moat_error *err)
 	*slash = '\0';
 	len = strlen(parent);
 	if (!below(o->work, parent) || strchr(o->work + len + 1, '/') != NULL)
-		return moat_error_msg(err, EINVAL, "upperdir '%s' and workdir '%s' are not in one "
-				      "directory", o->upper, o->work);
+		return moat_error_msg(err, EINVAL,
+				      "upperdir '%s' and workdir '%s' are not in one "
+				      "directory",
+				      o->upper, o->work);
 	if (make_workdir(o->work, err) < 0)
 		return moat_error_ret(err);
 	dir = idmapped_clone(o, parent, userns, err);
@@ -340,8 +348,7 @@ static int create_as(int fsfd, uid_t root_id, moat_error *err)
 	return r;
 }
 
-static int make_overlay(struct overlay *o, int userns, uid_t root_id, int *ret_fd,
-			moat_error *err)
+static int make_overlay(struct overlay *o, int userns, uid_t root_id, int *ret_fd, moat_error *err)
 {
 	_cleanup_close_ int fsfd = fsopen("overlay", FSOPEN_CLOEXEC);
 	size_t i;
@@ -378,8 +385,7 @@ static int make_overlay(struct overlay *o, int userns, uid_t root_id, int *ret_f
 	return 0;
 }
 
-int moat_overlay_idmap(const char *path, int userns, uid_t root_id, int *ret_fd,
-		       moat_error *err)
+int moat_overlay_idmap(const char *path, int userns, uid_t root_id, int *ret_fd, moat_error *err)
 {
 	struct overlay o = { 0 };
 	char real[PATH_MAX];

@@ -21,7 +21,6 @@ bool moat_overlay_is_root(const char *path);
 /* A detached overlay of the layers and options of the overlay mounted at path, every layer
  * idmapped through userns, whose root is root_id on the host. Errors start with "overlay
  * '<path>'". */
-int moat_overlay_idmap(const char *path, int userns, uid_t root_id, int *ret_fd,
-		       moat_error *err);
+int moat_overlay_idmap(const char *path, int userns, uid_t root_id, int *ret_fd, moat_error *err);
 
 #endif

@@ -131,8 +131,9 @@ static int bind_rootfs(const char *path, int idmapped, int *ret_fd, moat_error *
 	int r;
 
 	if (idmapped >= 0)
-		src = (struct moat_mount_src){ .fd = idmapped, .is_clone = true, .recursive = true,
-					       .fmt = S_IFDIR };
+		src = (struct moat_mount_src){
+			.fd = idmapped, .is_clone = true, .recursive = true, .fmt = S_IFDIR
+		};
 	under = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	host = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (under < 0 || host < 0) {
@@ -313,7 +314,8 @@ static int mask_one(int rootfd, int null, const char *path, moat_error *err)
 			   (char *)MOAT_TMPFS_INODES_OPT(MASK_TMPFS_INODES), NULL };
 	struct moat_mount_opts ro_tmpfs = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 							MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-					    .data = limits, .data_len = 2 };
+					    .data = limits,
+					    .data_len = 2 };
 	struct moat_mount_opts none = { 0 };
 	struct moat_mount_src src = { -1, false, false, S_IFCHR };
 	_cleanup_close_ int fd = -1;

@@ -37,8 +37,7 @@ bool moat_safe_path_fallback(void)
 	return openat2_missing || (force != NULL && strcmp(force, "1") == 0);
 }
 
-static int openat2_in_root(int rootfd, const char *path, int flags, mode_t mode,
-			   unsigned resolve)
+static int openat2_in_root(int rootfd, const char *path, int flags, mode_t mode, unsigned resolve)
 {
 	struct open_how how = {
 		.flags = (uint64_t)(flags | O_CLOEXEC),
@@ -190,8 +189,8 @@ static bool follow_last(int flags, bool trailing)
 	return (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL);
 }
 
-static int walk_name(struct walk *w, const char *name, const char *after, bool last,
-		     bool trailing, int flags, mode_t mode, int *ret_fd)
+static int walk_name(struct walk *w, const char *name, const char *after, bool last, bool trailing,
+		     int flags, mode_t mode, int *ret_fd)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
@@ -347,8 +346,8 @@ static int link_path(int parent, const char *dir, const char *name, char **ret)
 static int create_link_target(int rootfd, int parent, const char *prefix, const char *name,
 			      mode_t mode, unsigned depth)
 {
-	_cleanup_free_ char *dir = xasprintf("%.*s", (int)(strlen(prefix) - strlen(name) - 1),
-					     prefix);
+	_cleanup_free_ char *dir =
+		xasprintf("%.*s", (int)(strlen(prefix) - strlen(name) - 1), prefix);
 	_cleanup_free_ char *target_path = NULL;
 	int fd;
 

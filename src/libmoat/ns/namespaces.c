@@ -56,18 +56,19 @@ static int ns_from_name(const char *name)
 	return -1;
 }
 
-static int open_ns_path(enum moat_ns ns, const char *path, size_t idx, int *ret_fd,
-			moat_error *err)
+static int open_ns_path(enum moat_ns ns, const char *path, size_t idx, int *ret_fd, moat_error *err)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	int type;
 
 	if (fd < 0)
-		return moat_error_set(err, errno, "linux.namespaces[%zu].path: open '%s'", idx, path);
+		return moat_error_set(err, errno, "linux.namespaces[%zu].path: open '%s'", idx,
+				      path);
 	type = ioctl(fd, NS_GET_NSTYPE);
 	if (type < 0)
-		return moat_error_msg(err, EINVAL, "linux.namespaces[%zu].path: '%s' is not a namespace",
-				      idx, path);
+		return moat_error_msg(err, EINVAL,
+				      "linux.namespaces[%zu].path: '%s' is not a namespace", idx,
+				      path);
 	if (type != ns_table[ns].flag)
 		return moat_error_msg(err, EINVAL,
 				      "linux.namespaces[%zu].path: '%s' is not a %s namespace", idx,
@@ -90,7 +91,8 @@ int moat_ns_plan_build(const struct oci_linux *lx, struct moat_ns_plan *plan, mo
 		k = ns_from_name(n->type);
 		if (k < 0) {
 			moat_ns_plan_close(plan);
-			return moat_error_msg(err, EINVAL, "linux.namespaces[%zu].type: unknown '%s'", i,
+			return moat_error_msg(err, EINVAL,
+					      "linux.namespaces[%zu].type: unknown '%s'", i,
 					      n->type);
 		}
 		if (n->path == NULL || *n->path == '\0') {

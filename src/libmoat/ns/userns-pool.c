@@ -33,11 +33,13 @@ int moat_idpool_check(const struct moat_idpool *pool, const char *field, moat_er
 	if (pool->host_start == 0)
 		return moat_error_msg(err, EINVAL,
 				      "%s.hostStart: must not be 0 (the pool would hand out host "
-				      "root)", field);
+				      "root)",
+				      field);
 	if (end > UINT32_MAX)
 		return moat_error_msg(err, EINVAL,
 				      "%s: hostStart + idsPerContainer * containers passes the "
-				      "last valid id (4294967294)", field);
+				      "last valid id (4294967294)",
+				      field);
 	return 0;
 }
 
@@ -74,7 +76,8 @@ static int open_pool(int *ret_fd, moat_error *err)
 	if (sb.st_uid != 0 || (sb.st_mode & (S_IWGRP | S_IWOTH)))
 		return moat_error_msg(err, EPERM,
 				      "auto-userns: %s must belong to root and be writable by no "
-				      "one else", MOAT_IDPOOL_DIR);
+				      "one else",
+				      MOAT_IDPOOL_DIR);
 	while (flock(fd, LOCK_EX) < 0)
 		if (errno != EINTR)
 			return moat_error_set(err, errno, "auto-userns: lock %s", MOAT_IDPOOL_DIR);
@@ -179,8 +182,8 @@ static int record(int poolfd, int state_dirfd, const char *state_dir, uint64_t s
 	return 0;
 }
 
-int moat_idpool_lend(const struct moat_idpool *pool, const char *pool_source,
-		     const char *state_dir, int state_dirfd, uint32_t *ret_host, moat_error *err)
+int moat_idpool_lend(const struct moat_idpool *pool, const char *pool_source, const char *state_dir,
+		     int state_dirfd, uint32_t *ret_host, moat_error *err)
 {
 	_cleanup_close_ int poolfd = -1;
 	_cleanup_free_ struct range *used = NULL;
@@ -206,8 +209,8 @@ int moat_idpool_lend(const struct moat_idpool *pool, const char *pool_source,
 			      pool->containers, pool->ids, pool->host_start, pool_source);
 }
 
-int moat_idpool_find_lent(uint64_t start, uint64_t count, uint64_t *ret_start,
-			  uint64_t *ret_count, moat_error *err)
+int moat_idpool_find_lent(uint64_t start, uint64_t count, uint64_t *ret_start, uint64_t *ret_count,
+			  moat_error *err)
 {
 	_cleanup_close_ int poolfd = -1;
 	_cleanup_free_ struct range *used = NULL;

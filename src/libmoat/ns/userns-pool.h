@@ -41,13 +41,13 @@ int moat_idpool_check(const struct moat_idpool *pool, const char *field, moat_er
  * as state_dirfd: the marker is written there, then the loan. *ret_host is the range's first
  * host id. When every range is lent, the error says so and names pool_source (the policy
  * file) as the place to grow the pool. */
-int moat_idpool_lend(const struct moat_idpool *pool, const char *pool_source,
-		     const char *state_dir, int state_dirfd, uint32_t *ret_host, moat_error *err);
+int moat_idpool_lend(const struct moat_idpool *pool, const char *pool_source, const char *state_dir,
+		     int state_dirfd, uint32_t *ret_host, moat_error *err);
 
 /* Whether a range lent now (to a live container, from any pool) overlaps host ids
  * [start, start + count): 1 with the loan in *ret_start and *ret_count, 0 when none does. */
-int moat_idpool_find_lent(uint64_t start, uint64_t count, uint64_t *ret_start,
-			  uint64_t *ret_count, moat_error *err);
+int moat_idpool_find_lent(uint64_t start, uint64_t count, uint64_t *ret_start, uint64_t *ret_count,
+			  moat_error *err);
 
 /* Take back the range lent to the container at state_dir (open as state_dirfd), if any.
  * Best effort: a loan left behind is found stale by the next lend. */

@@ -25,8 +25,8 @@ int moat_userns_validate_maps(struct oci_id_mapping *const *maps, size_t n, cons
 			return moat_error_msg(err, EINVAL, "%s[%zu].size: must be > 0", field, i);
 		if ((uint64_t)m->container_id + m->size > UINT32_MAX ||
 		    (uint64_t)m->host_id + m->size > UINT32_MAX)
-			return moat_error_msg(err, EINVAL, "%s[%zu]: range overflows 32 bits", field,
-					      i);
+			return moat_error_msg(err, EINVAL, "%s[%zu]: range overflows 32 bits",
+					      field, i);
 	}
 	return 0;
 }
@@ -37,17 +37,20 @@ int moat_userns_validate(const struct oci_linux *lx, bool new_userns, moat_error
 
 	if (!new_userns) {
 		if (nu > 0 || ng > 0)
-			return moat_error_msg(err, EINVAL,
-					      "linux.uidMappings: set, but linux.namespaces creates no "
-					      "user namespace");
+			return moat_error_msg(
+				err, EINVAL,
+				"linux.uidMappings: set, but linux.namespaces creates no "
+				"user namespace");
 		return 0;
 	}
 	if (nu == 0)
-		return moat_error_msg(err, EINVAL,
-				      "linux.uidMappings: required when a user namespace is created");
+		return moat_error_msg(
+			err, EINVAL,
+			"linux.uidMappings: required when a user namespace is created");
 	if (ng == 0)
-		return moat_error_msg(err, EINVAL,
-				      "linux.gidMappings: required when a user namespace is created");
+		return moat_error_msg(
+			err, EINVAL,
+			"linux.gidMappings: required when a user namespace is created");
 	if (moat_userns_validate_maps(lx->uid_mappings, nu, "linux.uidMappings", err) < 0 ||
 	    moat_userns_validate_maps(lx->gid_mappings, ng, "linux.gidMappings", err) < 0)
 		return moat_error_ret(err);
@@ -56,8 +59,7 @@ int moat_userns_validate(const struct oci_linux *lx, bool new_userns, moat_error
 
 /* The mappings as the kernel takes them ("ID HOST SIZE" lines), or for a message on one line
  * ("ID HOST SIZE, ID HOST SIZE"). NULL when out of memory. */
-static char *map_text(struct oci_id_mapping *const *maps, size_t n, bool one_line,
-		      size_t *ret_len)
+static char *map_text(struct oci_id_mapping *const *maps, size_t n, bool one_line, size_t *ret_len)
 {
 	char *buf = NULL;
 	size_t len = 0, i;

@@ -13,7 +13,7 @@
 /* One entry of "rules" in the policy file. Which lists a rule takes is in policy.c's rule
  * table; a list a rule does not take is an error. */
 struct policy_rule_doc {
-	char *name;   /* the map key */
+	char *name; /* the map key */
 	bool enabled;
 	bool enabled_present;
 	char **allow;
@@ -41,7 +41,7 @@ struct policy_vm_doc {
 
 /* The policy file. */
 struct policy_doc {
-	char *preset;  /* "hardened" (default) or "compat" */
+	char *preset; /* "hardened" (default) or "compat" */
 	struct policy_rule_doc **rules;
 	size_t rules_len;
 	char **container_may_relax;
@@ -51,13 +51,13 @@ struct policy_doc {
 };
 
 struct moat_policy {
-	char *path;                /* the file read, or where the default one would be */
+	char *path; /* the file read, or where the default one would be */
 	bool from_file;
-	struct policy_doc *doc;    /* complete after load: one entry per rule, in rule order */
+	struct policy_doc *doc; /* complete after load: one entry per rule, in rule order */
 	const struct policy_rule_doc *rule[MOAT_RULE_COUNT]; /* into doc */
 	bool may_relax[MOAT_RULE_COUNT];
-	uint64_t cap_denied;       /* capability-ceiling: the capabilities refused */
-	struct moat_idpool pool;   /* auto-userns: where host ids come from */
+	uint64_t cap_denied;     /* capability-ceiling: the capabilities refused */
+	struct moat_idpool pool; /* auto-userns: where host ids come from */
 };
 
 /* A capability name ("CAP_SYS_ADMIN", case-insensitive, the CAP_ prefix optional) to its

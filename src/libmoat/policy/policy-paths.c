@@ -75,8 +75,8 @@ static const char *const engine_files[] = {
 
 /* The API sockets of container engines: whoever reaches one owns the host. */
 static const char *const engine_sockets[] = {
-	"docker.sock", "containerd.sock", "containerd.sock.ttrpc", "podman.sock",
-	"crio.sock",   "cri-dockerd.sock",
+	"docker.sock", "containerd.sock", "containerd.sock.ttrpc",
+	"podman.sock", "crio.sock",       "cri-dockerd.sock",
 };
 
 bool policy_path_under(const char *path, const char *prefix)
@@ -125,8 +125,8 @@ static char *normalize(const char *path)
 
 char *policy_resolve_path(const char *path, const char *bundle)
 {
-	_cleanup_free_ char *abs = path[0] == '/' ? xstrdup(path)
-						  : xasprintf("%s/%s", bundle ? bundle : "", path);
+	_cleanup_free_ char *abs =
+		path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", bundle ? bundle : "", path);
 	char real[PATH_MAX];
 	size_t cut = strlen(abs);
 
@@ -154,8 +154,8 @@ char *policy_resolve_path(const char *path, const char *bundle)
 
 char *policy_lexical_path(const char *path, const char *bundle)
 {
-	_cleanup_free_ char *abs = path[0] == '/' ? xstrdup(path)
-						  : xasprintf("%s/%s", bundle ? bundle : "", path);
+	_cleanup_free_ char *abs =
+		path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", bundle ? bundle : "", path);
 
 	return normalize(abs);
 }

@@ -70,10 +70,11 @@ refuse(struct judge *j, enum moat_policy_rule rule, const char *fmt, ...)
 		return 0;
 	}
 	if (j->p->may_relax[rule])
-		r = moat_error_msg(j->err, EPERM,
-				   "policy %s: %s; allow it in %s or annotate " MOAT_POLICY_ALLOW_ANNOTATION
-				   "=%s",
-				   name, text, moat_policy_path(j->p), name);
+		r = moat_error_msg(
+			j->err, EPERM,
+			"policy %s: %s; allow it in %s or annotate " MOAT_POLICY_ALLOW_ANNOTATION
+			"=%s",
+			name, text, moat_policy_path(j->p), name);
 	else
 		r = moat_error_msg(j->err, EPERM, "policy %s: %s; allow it in %s", name, text,
 				   moat_policy_path(j->p));
@@ -173,8 +174,8 @@ static int check_bind(struct judge *j, const struct policy_rule_doc *rule, size_
 	if (policy_bind_source_denied(lexical, m->source, rule))
 		return refuse(j, MOAT_RULE_DENY_HOST_MOUNTS, "mounts[%zu] binds host path %s", i,
 			      m->source);
-	return refuse(j, MOAT_RULE_DENY_HOST_MOUNTS, "mounts[%zu] binds host path %s (resolves to %s)",
-		      i, m->source, resolved);
+	return refuse(j, MOAT_RULE_DENY_HOST_MOUNTS,
+		      "mounts[%zu] binds host path %s (resolves to %s)", i, m->source, resolved);
 }
 
 static int rule_deny_host_mounts(struct judge *j)
@@ -218,8 +219,8 @@ static int check_cap_set(struct judge *j, const char *set, char *const *names, s
 		/* An unknown name is not the policy's to judge: the config check refuses it. */
 		if (policy_cap_value(names[i], &v) < 0 || !(j->p->cap_denied & (UINT64_C(1) << v)))
 			continue;
-		r = refuse(j, MOAT_RULE_CAPABILITY_CEILING, "process.capabilities.%s[%zu] asks for %s",
-			   set, i, names[i]);
+		r = refuse(j, MOAT_RULE_CAPABILITY_CEILING,
+			   "process.capabilities.%s[%zu] asks for %s", set, i, names[i]);
 	}
 	return r;
 }
@@ -282,8 +283,8 @@ static bool is_microvm(const struct judge *j)
 }
 
 /* Why the device at path (type 'b', 'c', ...; numbers when known) is refused, or NULL. */
-static const char *device_refusal(const struct judge *j, const char *path, char type,
-				  bool numbered, unsigned major, unsigned minor)
+static const char *device_refusal(const struct judge *j, const char *path, char type, bool numbered,
+				  unsigned major, unsigned minor)
 {
 	const struct policy_rule_doc *rule = j->p->rule[MOAT_RULE_DENY_DEVICES];
 
@@ -312,13 +313,13 @@ static int check_config_devices(struct judge *j)
 
 	for (size_t i = 0; r == 0 && lx != NULL && i < lx->devices_len; i++) {
 		const struct oci_device *d = lx->devices[i];
-		const char *why = device_refusal(j, d->path, d->type[0],
-						 d->major_present && d->minor_present,
-						 (unsigned)d->major, (unsigned)d->minor);
+		const char *why =
+			device_refusal(j, d->path, d->type[0], d->major_present && d->minor_present,
+				       (unsigned)d->major, (unsigned)d->minor);
 
 		if (why != NULL)
-			r = refuse(j, MOAT_RULE_DENY_DEVICES, "linux.devices[%zu] is host device %s (%s)",
-				   i, d->path, why);
+			r = refuse(j, MOAT_RULE_DENY_DEVICES,
+				   "linux.devices[%zu] is host device %s (%s)", i, d->path, why);
 	}
 	return r;
 }
@@ -341,8 +342,8 @@ static int check_bound_devices(struct judge *j)
 		why = device_refusal(j, resolved, S_ISBLK(sb.st_mode) ? 'b' : 'c', true,
 				     major(sb.st_rdev), minor(sb.st_rdev));
 		if (why != NULL)
-			r = refuse(j, MOAT_RULE_DENY_DEVICES, "mounts[%zu] binds host device %s (%s)", i,
-				   m->source, why);
+			r = refuse(j, MOAT_RULE_DENY_DEVICES,
+				   "mounts[%zu] binds host device %s (%s)", i, m->source, why);
 	}
 	return r;
 }
@@ -362,8 +363,9 @@ static int check_device_rules(struct judge *j)
 		    (!any && strcmp(d->type, "b") != 0) ||
 		    (d->access != NULL && strpbrk(d->access, "rw") == NULL))
 			continue;
-		r = refuse(j, MOAT_RULE_DENY_DEVICES, "linux.resources.devices[%zu] allows every %sdevice",
-			   i, any ? "" : "block ");
+		r = refuse(j, MOAT_RULE_DENY_DEVICES,
+			   "linux.resources.devices[%zu] allows every %sdevice", i,
+			   any ? "" : "block ");
 	}
 	return r;
 }
@@ -388,13 +390,14 @@ static int rule_network(struct judge *j)
 	const struct oci_namespace *ns = find_ns(j->cfg, "network", &i);
 
 	if (ns == NULL)
-		return refuse(j, MOAT_RULE_NETWORK,
-			      "linux.namespaces has no network namespace (the container would share "
-			      "the host's network)");
+		return refuse(
+			j, MOAT_RULE_NETWORK,
+			"linux.namespaces has no network namespace (the container would share "
+			"the host's network)");
 	if (ns->path != NULL && is_own_ns(ns->path, "/proc/self/ns/net"))
 		return refuse(j, MOAT_RULE_NETWORK,
-			      "linux.namespaces[%zu].path %s is the network namespace moat runs in", i,
-			      ns->path);
+			      "linux.namespaces[%zu].path %s is the network namespace moat runs in",
+			      i, ns->path);
 	return 0;
 }
 
@@ -438,7 +441,8 @@ static bool mounts_cgroup(const struct oci_config *cfg)
 
 static void add_ns(struct oci_linux *lx, const char *type)
 {
-	lx->namespaces = xrealloc(lx->namespaces, (lx->namespaces_len + 2) * sizeof(*lx->namespaces));
+	lx->namespaces =
+		xrealloc(lx->namespaces, (lx->namespaces_len + 2) * sizeof(*lx->namespaces));
 	lx->namespaces[lx->namespaces_len] = xcalloc(1, sizeof(struct oci_namespace));
 	lx->namespaces[lx->namespaces_len]->type = xstrdup(type);
 	lx->namespaces[++lx->namespaces_len] = NULL;
@@ -493,13 +497,14 @@ static int sandbox_userns(struct judge *j, size_t i, const char *path, char *ret
 	if (sscanf(path, "/proc/%d/ns/%*[a-z_]%n", &pid, &end) != 1 || path[end] != '\0')
 		return refuse(j, MOAT_RULE_AUTO_USERNS,
 			      "linux.namespaces[%zu].path %s belongs to another user namespace, "
-			      "which moat joins only when the path is /proc/<pid>/ns/<type>", i,
-			      path);
+			      "which moat joins only when the path is /proc/<pid>/ns/<type>",
+			      i, path);
 	snprintf(ret, size, "/proc/%d/ns/user", pid);
 	if (stat(ret, &named) < 0 || named.st_dev != owner.st_dev || named.st_ino != owner.st_ino)
 		return refuse(j, MOAT_RULE_AUTO_USERNS,
 			      "linux.namespaces[%zu].path %s belongs to a user namespace that is "
-			      "not %s", i, path, ret);
+			      "not %s",
+			      i, path, ret);
 	return 1;
 }
 
@@ -631,12 +636,14 @@ static int rule_auto_userns(struct judge *j)
 		if (ns->path != NULL && is_own_ns(ns->path, "/proc/self/ns/user"))
 			return refuse(j, MOAT_RULE_AUTO_USERNS,
 				      "linux.namespaces[%zu].path %s is the user namespace moat "
-				      "runs in", i, ns->path);
+				      "runs in",
+				      i, ns->path);
 		/* a config's own new user namespace (podman --uidmap on cgroup v1) cannot mount
 		 * cgroups without a cgroup namespace either */
 		if (ns->path == NULL && (r = check_own_mappings(j)) < 0)
 			return r;
-		if (ns->path == NULL && mounts_cgroup(j->cfg) && find_ns(j->cfg, "cgroup", &i) == NULL) {
+		if (ns->path == NULL && mounts_cgroup(j->cfg) &&
+		    find_ns(j->cfg, "cgroup", &i) == NULL) {
 			add_ns(j->cfg->linux, "cgroup");
 			j->res->ns_added |= 1U << MOAT_NS_CGROUP;
 			userns_changed(j);
@@ -694,9 +701,10 @@ static int (*const rule_fns[MOAT_RULE_COUNT])(struct judge *) = {
 static int refuse_relaxing(struct judge *j, enum moat_policy_rule rule)
 {
 	const char *name = moat_policy_rule_name(rule);
-	char *text = xasprintf("annotation " MOAT_POLICY_ALLOW_ANNOTATION " relaxes this rule, but %s "
-			       "does not list it in containerMayRelax",
-			       moat_policy_path(j->p));
+	char *text =
+		xasprintf("annotation " MOAT_POLICY_ALLOW_ANNOTATION " relaxes this rule, but %s "
+			  "does not list it in containerMayRelax",
+			  moat_policy_path(j->p));
 	int r;
 
 	if (j->ex != NULL) {
@@ -716,7 +724,8 @@ static int read_relaxations(struct judge *j)
 	char *save = NULL, *tok;
 	int rule, r;
 
-	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
+	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok;
+	     tok = strtok_r(NULL, ",", &save)) {
 		tok += strspn(tok, " \t");
 		tok[strcspn(tok, " \t")] = '\0';
 		if (*tok == '\0')
@@ -749,11 +758,12 @@ static int check_reserved_annotations(struct judge *j)
 	for (size_t i = 0; ann != NULL && i < ann->len; i++) {
 		if (strncmp(ann->keys[i], "moat.policy.", 12) == 0 &&
 		    strcmp(ann->keys[i], MOAT_POLICY_ALLOW_ANNOTATION) != 0)
-			return moat_error_msg(j->err, EINVAL,
-					      "policy: annotations.%s: moat.policy.* is reserved for "
-					      "what the policy records (a config may set only "
-					      MOAT_POLICY_ALLOW_ANNOTATION ")",
-					      ann->keys[i]);
+			return moat_error_msg(
+				j->err, EINVAL,
+				"policy: annotations.%s: moat.policy.* is reserved for "
+				"what the policy records (a config may set only " MOAT_POLICY_ALLOW_ANNOTATION
+				")",
+				ann->keys[i]);
 	}
 	return 0;
 }

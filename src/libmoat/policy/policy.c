@@ -114,7 +114,8 @@ static int validate_list(const struct ocijson_where *w, const char *key, enum ru
 	for (size_t i = 0; i < n; i++) {
 		snprintf(sub, sizeof(sub), "%s[%zu]", key, i);
 		if (kind == LISTS_PATHS && list[i][0] != '/')
-			return ocijson_fail(w, sub, ret_err, "'%s' is not an absolute path", list[i]);
+			return ocijson_fail(w, sub, ret_err, "'%s' is not an absolute path",
+					    list[i]);
 		if (kind == LISTS_CAPS && policy_cap_value(list[i], &v) < 0)
 			return ocijson_fail(w, sub, ret_err, "unknown capability '%s'", list[i]);
 	}
@@ -189,7 +190,7 @@ static int unknown_member(const char *source, const char *path, const char *key,
 
 static int check_members(yajl_val top, const char *source, char **ret_err)
 {
-	static const char *const top_keys[] = { "preset", "rules", "containerMayRelax",
+	static const char *const top_keys[] = { "preset",     "rules",   "containerMayRelax",
 						"autoUserns", "microvm", NULL };
 	static const char *const vm_keys[] = { "default", "accel", NULL };
 	static const char *const rule_keys[] = { "enabled", "allow", "deny", NULL };
@@ -212,14 +213,16 @@ static int check_members(yajl_val top, const char *source, char **ret_err)
 			return unknown_member(source, "microvm", vm->u.object.keys[i], ret_err);
 	for (size_t i = 0; pool != NULL && i < pool->u.object.len; i++)
 		if (!ocijson_in_list(pool->u.object.keys[i], pool_keys))
-			return unknown_member(source, "autoUserns", pool->u.object.keys[i], ret_err);
+			return unknown_member(source, "autoUserns", pool->u.object.keys[i],
+					      ret_err);
 	for (size_t i = 0; rules != NULL && i < rules->u.object.len; i++) {
 		yajl_val rule = rules->u.object.values[i];
 		_cleanup_free_ char *path = xasprintf("rules.%s", rules->u.object.keys[i]);
 
 		for (size_t j = 0; j < rule->u.object.len; j++)
 			if (!ocijson_in_list(rule->u.object.keys[j], rule_keys))
-				return unknown_member(source, path, rule->u.object.keys[j], ret_err);
+				return unknown_member(source, path, rule->u.object.keys[j],
+						      ret_err);
 	}
 	return 0;
 }
@@ -278,8 +281,9 @@ static uint64_t caps_mask(const char *const *names, size_t n)
  * "deny" list so that `policy show` prints what is in force. */
 static void complete_ceiling(struct moat_policy *p, struct policy_rule_doc *e)
 {
-	uint64_t deny = e->deny ? caps_mask((const char *const *)e->deny, e->deny_len)
-				: caps_mask(default_cap_ceiling, MOAT_ARRAY_SIZE(default_cap_ceiling));
+	uint64_t deny =
+		e->deny ? caps_mask((const char *const *)e->deny, e->deny_len)
+			: caps_mask(default_cap_ceiling, MOAT_ARRAY_SIZE(default_cap_ceiling));
 
 	deny &= ~caps_mask((const char *const *)e->allow, e->allow_len);
 	p->cap_denied = deny;
@@ -357,7 +361,8 @@ static void complete(struct moat_policy *p)
 		e->enabled_present = true;
 		if (rule_table[r].lists != LISTS_NONE && e->allow == NULL)
 			e->allow = strv_copy(NULL, 0);
-		if (rule_table[r].lists != LISTS_NONE && e->deny == NULL && r != MOAT_RULE_CAPABILITY_CEILING)
+		if (rule_table[r].lists != LISTS_NONE && e->deny == NULL &&
+		    r != MOAT_RULE_CAPABILITY_CEILING)
 			e->deny = strv_copy(NULL, 0);
 		if (r == MOAT_RULE_CAPABILITY_CEILING)
 			complete_ceiling(p, e);
@@ -365,7 +370,8 @@ static void complete(struct moat_policy *p)
 		p->rule[r] = e;
 	}
 	for (size_t i = 0; i < d->rules_len; i++)
-		ocijson_free(&rule_doc_type, d->rules[i]); /* none left: keys are rule names, once */
+		ocijson_free(&rule_doc_type,
+			     d->rules[i]); /* none left: keys are rule names, once */
 	free(d->rules);
 	d->rules = ordered;
 	d->rules_len = MOAT_RULE_COUNT;
@@ -390,7 +396,8 @@ static int check_owner(int fd, const char *path, moat_error *err)
 		return moat_error_msg(err, EPERM, "policy: %s is owned by uid %u, not root", path,
 				      (unsigned)sb.st_uid);
 	if (sb.st_mode & (S_IWGRP | S_IWOTH))
-		return moat_error_msg(err, EPERM, "policy: %s is writable by group or others", path);
+		return moat_error_msg(err, EPERM, "policy: %s is writable by group or others",
+				      path);
 	return 0;
 }
 

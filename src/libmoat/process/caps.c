@@ -43,12 +43,13 @@ int moat_caps_parse(char *const *names, size_t n, const char *field, uint64_t *r
 		if (strncasecmp(name, "CAP_", 4) != 0)
 			name = full = xasprintf("CAP_%s", names[i]);
 		if (cap_from_name(name, &v) < 0 || v < 0 || v > 63)
-			return moat_error_msg(err, EINVAL, "%s[%zu]: unknown capability '%s'", field, i,
-					      names[i]);
-		if (v > moat_caps_last_cap())
-			return moat_error_msg(err, EINVAL,
-					      "%s[%zu]: capability '%s' is not supported by this kernel",
+			return moat_error_msg(err, EINVAL, "%s[%zu]: unknown capability '%s'",
 					      field, i, names[i]);
+		if (v > moat_caps_last_cap())
+			return moat_error_msg(
+				err, EINVAL,
+				"%s[%zu]: capability '%s' is not supported by this kernel", field,
+				i, names[i]);
 		mask |= UINT64_C(1) << v;
 	}
 	*ret_mask = mask;
@@ -118,7 +119,8 @@ int moat_caps_apply(const struct moat_caps *caps, moat_error *err)
 		if (caps->bounding & (UINT64_C(1) << c))
 			continue;
 		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
-			return moat_error_set(err, errno, "capabilities: drop %s from the bounding set",
+			return moat_error_set(err, errno,
+					      "capabilities: drop %s from the bounding set",
 					      cap_to_name(c));
 	}
 	if (set_sets(caps->effective, caps->permitted, caps->inheritable, err) < 0)

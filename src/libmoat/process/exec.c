@@ -38,9 +38,9 @@ struct target {
 	struct moat_state *st;
 	struct oci_config *cfg; /* the container's saved config */
 	int pidfd;
-	int ns_flags; /* the namespaces of the init that differ from ours */
+	int ns_flags;                  /* the namespaces of the init that differ from ours */
 	struct moat_cgroup_subs *subs; /* --cgroup, parsed; NULL: none */
-	bool paused; /* --ignore-paused, and the container is paused */
+	bool paused;                   /* --ignore-paused, and the container is paused */
 };
 
 static void target_close(struct target *t)
@@ -88,9 +88,10 @@ static int open_target(const struct moat_exec_opts *o, struct target *t, moat_er
 	 * engines expect of a created task. */
 	if (status != MOAT_STATUS_RUNNING && status != MOAT_STATUS_CREATED &&
 	    status != MOAT_STATUS_PAUSED)
-		return moat_error_msg(err, EINVAL,
-				      "container '%s' is %s: exec needs a running or created container",
-				      o->id, moat_status_name(status));
+		return moat_error_msg(
+			err, EINVAL,
+			"container '%s' is %s: exec needs a running or created container", o->id,
+			moat_status_name(status));
 	if (o->n_cgroups > 0 && t->st->cgroup_path == NULL)
 		return moat_error_msg(err, EINVAL,
 				      "exec: --cgroup: container '%s' has no cgroup (rootless "
@@ -116,8 +117,7 @@ struct child_args {
 /* The last step before execve (init.h moat_init_confine_last). With SCMP_ACT_NOTIFY, the
  * process waits until moat has handed the listener its fd: if that fails, moat kills it
  * before it runs anything. */
-static int confine_last(const struct child_args *c, const struct oci_process *p,
-			moat_error *err)
+static int confine_last(const struct child_args *c, const struct oci_process *p, moat_error *err)
 {
 	if (c->seccomp == NULL || !moat_seccomp_uses_notify(c->seccomp))
 		return moat_init_confine_last(c->seccomp, p, err);
@@ -206,9 +206,9 @@ static int pass_seccomp_listener(const struct target *t, int fd, pid_t pid, moat
 {
 	const struct oci_seccomp *s = t->cfg->linux->seccomp;
 	struct oci_string_map *shown = moat_state_shown_annotations(t->st);
-	_cleanup_free_ char *json = moat_state_json(t->cfg->oci_version, t->st->id,
-						    (pid_t)t->st->pid, "running", t->st->bundle,
-						    t->st->rootfs, shown);
+	_cleanup_free_ char *json =
+		moat_state_json(t->cfg->oci_version, t->st->id, (pid_t)t->st->pid, "running",
+				t->st->bundle, t->st->rootfs, shown);
 	_cleanup_close_ int notify = -1;
 
 	oci_string_map_free(shown);
@@ -222,17 +222,15 @@ static int pass_seccomp_listener(const struct target *t, int fd, pid_t pid, moat
 
 /* The parent's side: cgroup, pid file, terminal, seccomp listener, then EOF (exec worked)
  * or an error from the child. */
-static int settle(const struct moat_exec_opts *o, struct target *t,
-		  struct moat_seccomp *seccomp, int fd, pid_t pid, int *ret_console,
-		  moat_error *err)
+static int settle(const struct moat_exec_opts *o, struct target *t, struct moat_seccomp *seccomp,
+		  int fd, pid_t pid, int *ret_console, moat_error *err)
 {
 	_cleanup_(moat_cgroup_freep) struct moat_cgroup *cg = NULL;
 	int r = 0, master = -1;
 	char buf[32];
 
-	if (t->st->cgroup_path != NULL &&
-	    (moat_cgroup_open(t->st->cgroup_path, &cg, err) < 0 ||
-	     moat_cgroup_add_pid_within(cg, pid, t->subs, err) < 0))
+	if (t->st->cgroup_path != NULL && (moat_cgroup_open(t->st->cgroup_path, &cg, err) < 0 ||
+					   moat_cgroup_add_pid_within(cg, pid, t->subs, err) < 0))
 		return moat_error_prefix(err, "exec");
 	if (moat_sync_send(fd, MOAT_SYNC_CGROUP_DONE, 0, err) < 0)
 		return moat_error_ret(err);
@@ -307,8 +305,7 @@ static int spawn_child(const struct moat_exec_opts *o, struct target *t, struct 
 
 /* The exec'd process may not ask for more than the container could have: the policy's
  * process rules, with the container's own relaxations (its annotations). */
-static int hold_to_policy(const struct moat_exec_opts *o, struct oci_config *view,
-			  moat_error *err)
+static int hold_to_policy(const struct moat_exec_opts *o, struct oci_config *view, moat_error *err)
 {
 	_cleanup_(moat_policy_freep) struct moat_policy *p = NULL;
 
@@ -340,12 +337,16 @@ static int exec_in_vm(const struct moat_exec_opts *o, struct target *t, int *ret
 
 		target_close(t);
 		if (o->n_cgroups > 0)
-			return moat_error_msg(err, EINVAL, "exec: --cgroup: container '%s' is a "
-					      "microVM: its processes run in the guest, not in host "
-					      "cgroups", o->id);
-		return moat_error_msg(err, EINVAL, "container '%s' is %s: a microVM's guest runs "
-				      "a new process only while the container is running", o->id,
-				      moat_status_name(status));
+			return moat_error_msg(
+				err, EINVAL,
+				"exec: --cgroup: container '%s' is a "
+				"microVM: its processes run in the guest, not in host "
+				"cgroups",
+				o->id);
+		return moat_error_msg(err, EINVAL,
+				      "container '%s' is %s: a microVM's guest runs "
+				      "a new process only while the container is running",
+				      o->id, moat_status_name(status));
 	}
 	r = hold_to_policy(o, &view, err);
 	dirfd = openat(t->dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -361,8 +362,8 @@ static int exec_in_vm(const struct moat_exec_opts *o, struct target *t, int *ret
 	return r;
 }
 
-static int spawn(const struct moat_exec_opts *o, struct target *t, pid_t *ret_pid,
-		 int *ret_console, moat_error *err)
+static int spawn(const struct moat_exec_opts *o, struct target *t, pid_t *ret_pid, int *ret_console,
+		 moat_error *err)
 {
 	struct oci_config view = *t->cfg;
 	struct oci_process proc = *o->process; /* the policy may set its noNewPrivileges */

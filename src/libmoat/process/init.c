@@ -122,8 +122,7 @@ int moat_init_load_seccomp(struct moat_seccomp *sc, int sync_fd, moat_error *err
 	return r;
 }
 
-int moat_init_confine_last(struct moat_seccomp *sc, const struct oci_process *p,
-			   moat_error *err)
+int moat_init_confine_last(struct moat_seccomp *sc, const struct oci_process *p, moat_error *err)
 {
 	int notify = -1;
 
@@ -164,7 +163,8 @@ static int enter_root(const struct moat_init_args *a, int *idmapped, int *ret_pr
 		      moat_error *err)
 {
 	struct moat_rootfs_opts ropts = { .userns = moat_ns_in_userns(a->ns),
-					  .no_pivot = a->no_pivot, .idmapped = idmapped,
+					  .no_pivot = a->no_pivot,
+					  .idmapped = idmapped,
 					  .inner = a->vm ? &a->vm->workload : NULL };
 	_cleanup_(moat_rootfs_freep) struct moat_rootfs *rootfs = NULL;
 	const struct oci_config *cfg = a->cfg;
@@ -184,8 +184,8 @@ static int enter_root(const struct moat_init_args *a, int *idmapped, int *ret_pr
 	return 0;
 }
 
-static int build_container(const struct moat_init_args *a, int *idmapped,
-			   struct moat_exec *exec, int *ret_procfd, moat_error *err)
+static int build_container(const struct moat_init_args *a, int *idmapped, struct moat_exec *exec,
+			   int *ret_procfd, moat_error *err)
 {
 	const struct oci_config *cfg = a->cfg;
 
@@ -201,7 +201,8 @@ static int build_container(const struct moat_init_args *a, int *idmapped,
 		return moat_error_ret(err);
 	if (moat_process_setup_env(cfg, a->ns, a->no_new_keyring, err) < 0 ||
 	    moat_process_attrs_apply(cfg, err) < 0 ||
-	    (a->vm == NULL && moat_process_prepare_exec(cfg->process, a->listen_fds, exec, err) < 0))
+	    (a->vm == NULL &&
+	     moat_process_prepare_exec(cfg->process, a->listen_fds, exec, err) < 0))
 		return moat_error_ret(err);
 	/* The filter comes last (moat_init_confine_last), after every syscall of moat's own;
 	 * without no_new_privs the kernel takes it only with CAP_SYS_ADMIN, held until then.

@@ -20,16 +20,16 @@ struct moat_init_args {
 	const char *id;
 	const struct oci_config *cfg;
 	const struct moat_ns_plan *ns;
-	const char *rootfs;   /* absolute host path */
-	const char *bundle;   /* absolute host path; the init's cwd during setup */
-	int sync_fd;          /* child end of the sync socket */
-	int lock_fd;          /* the parent's locked state directory: closed at once */
-	int fifo_fd;          /* O_PATH fd of exec.fifo */
+	const char *rootfs; /* absolute host path */
+	const char *bundle; /* absolute host path; the init's cwd during setup */
+	int sync_fd;        /* child end of the sync socket */
+	int lock_fd;        /* the parent's locked state directory: closed at once */
+	int fifo_fd;        /* O_PATH fd of exec.fifo */
 	bool no_pivot;
 	bool no_new_keyring;
 	int preserve_fds;
-	int listen_fds;       /* LISTEN_FDS passed through: fds 3.. ahead of preserve_fds */
-	pid_t host_pid;       /* the init's pid on the host, learned from moat */
+	int listen_fds;               /* LISTEN_FDS passed through: fds 3.. ahead of preserve_fds */
+	pid_t host_pid;               /* the init's pid on the host, learned from moat */
 	struct moat_seccomp *seccomp; /* linux.seccomp, prepared by moat; NULL: none */
 	const struct moat_vm_session *vm; /* microVM mode: the init becomes the supervisor
 					   * (vm-jail.h); NULL: it execs the program */
@@ -50,8 +50,7 @@ int moat_init_load_seccomp(struct moat_seccomp *sc, int sync_fd, moat_error *err
 /* The last step before execve, after every syscall of moat's own: load sc (one without
  * SCMP_ACT_NOTIFY; NULL: none), then, without p's no_new_privs, give up the CAP_SYS_ADMIN
  * moat_process_become_user held for it. */
-int moat_init_confine_last(struct moat_seccomp *sc, const struct oci_process *p,
-			   moat_error *err);
+int moat_init_confine_last(struct moat_seccomp *sc, const struct oci_process *p, moat_error *err);
 
 /* Runs in the forked child; never returns. */
 __attribute__((noreturn)) void moat_init_stage1(const struct moat_init_args *a);

@@ -86,21 +86,22 @@ static const struct sched_policy {
 	const char *name;
 	uint32_t policy;
 	int prio_min, prio_max; /* sched_priority; 0..0 where it must be 0 */
-	bool nice;		/* the nice value applies (it does for the fair classes only) */
-	bool deadline;		/* runtime, deadline and period apply */
-	const char *refused;	/* why moat refuses the policy, or NULL */
+	bool nice;              /* the nice value applies (it does for the fair classes only) */
+	bool deadline;          /* runtime, deadline and period apply */
+	const char *refused;    /* why moat refuses the policy, or NULL */
 } sched_policies[] = {
 	{ "SCHED_OTHER", SCHED_OTHER, 0, 0, true, false, NULL },
 	{ "SCHED_FIFO", SCHED_FIFO, 1, 99, false, false, NULL },
 	{ "SCHED_RR", SCHED_RR, 1, 99, false, false, NULL },
 	{ "SCHED_BATCH", SCHED_BATCH, 0, 0, true, false, NULL },
-	{ "SCHED_ISO", SCHED_ISO, 0, 0, false, false, "is reserved by Linux and no kernel schedules it" },
+	{ "SCHED_ISO", SCHED_ISO, 0, 0, false, false,
+	  "is reserved by Linux and no kernel schedules it" },
 	{ "SCHED_IDLE", SCHED_IDLE, 0, 0, false, false, NULL },
 	{ "SCHED_DEADLINE", SCHED_DEADLINE, 0, 0, false, true, NULL },
 };
 
-#define UTIL_CLAMP_REFUSED                                                                         \
-	"needs a utilization value, which the OCI scheduler object cannot carry (the kernel "      \
+#define UTIL_CLAMP_REFUSED                                                                    \
+	"needs a utilization value, which the OCI scheduler object cannot carry (the kernel " \
 	"would clamp to 0)"
 
 /* process.scheduler.flags -> SCHED_FLAG_* bits. */
@@ -168,15 +169,15 @@ static const struct mpol_flag {
 #define MPOL_USER_NODES (MPOL_F_STATIC_NODES | MPOL_F_RELATIVE_NODES)
 
 /* Look a name up in one of the tables above (each row starts with its name). */
-#define TABLE_FIND(table, key)                                                                     \
-	({                                                                                         \
-		const __typeof__((table)[0]) *_moat_row = NULL;                                    \
-		const char *_moat_key = (key);                                                     \
-		for (size_t _moat_i = 0; _moat_key != NULL && _moat_i < MOAT_ARRAY_SIZE(table);    \
-		     _moat_i++)                                                                    \
-			if (strcmp((table)[_moat_i].name, _moat_key) == 0)                         \
-				_moat_row = &(table)[_moat_i];                                     \
-		_moat_row;                                                                         \
+#define TABLE_FIND(table, key)                                                                  \
+	({                                                                                      \
+		const __typeof__((table)[0]) *_moat_row = NULL;                                 \
+		const char *_moat_key = (key);                                                  \
+		for (size_t _moat_i = 0; _moat_key != NULL && _moat_i < MOAT_ARRAY_SIZE(table); \
+		     _moat_i++)                                                                 \
+			if (strcmp((table)[_moat_i].name, _moat_key) == 0)                      \
+				_moat_row = &(table)[_moat_i];                                  \
+		_moat_row;                                                                      \
 	})
 
 /* ---- CPU and node lists ---------------------------------------------------------------- */

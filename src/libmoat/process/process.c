@@ -22,6 +22,7 @@
 #include "strv.h"
 #include "utils.h"
 
+/* clang-format off */
 static const struct {
 	const char *name;
 	int resource;
@@ -35,8 +36,10 @@ static const struct {
 	{ "RLIMIT_RTPRIO", RLIMIT_RTPRIO },   { "RLIMIT_RTTIME", RLIMIT_RTTIME },
 	{ "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING }, { "RLIMIT_STACK", RLIMIT_STACK },
 };
+/* clang-format on */
 
 /* Which namespace must belong to the container for a sysctl to be safe. */
+/* clang-format off */
 static const struct {
 	const char *key; /* exact key, or a prefix ending in '.' */
 	enum moat_ns ns;
@@ -48,6 +51,7 @@ static const struct {
 	{ "fs.mqueue.", MOAT_NS_IPC },	      { "net.", MOAT_NS_NET },
 	{ "kernel.hostname", MOAT_NS_UTS },   { "kernel.domainname", MOAT_NS_UTS },
 };
+/* clang-format on */
 
 int moat_process_rlimit_resource(const char *name)
 {
@@ -83,14 +87,16 @@ static int validate_sysctl(const struct oci_string_map *sysctl, const struct moa
 		int owner = sysctl_owner(key);
 
 		if (strstr(key, "..") != NULL || strchr(key, '/') != NULL || owner < 0)
-			return moat_error_msg(err, EPERM,
-					      "linux.sysctl: '%s' is not namespaced; setting it would "
-					      "change the host",
-					      key);
+			return moat_error_msg(
+				err, EPERM,
+				"linux.sysctl: '%s' is not namespaced; setting it would "
+				"change the host",
+				key);
 		if (!ns->create[owner] && ns->join_fd[owner] < 0)
-			return moat_error_msg(err, EPERM,
-					      "linux.sysctl: '%s' needs the container's own %s namespace",
-					      key, moat_ns_oci_name(owner));
+			return moat_error_msg(
+				err, EPERM,
+				"linux.sysctl: '%s' needs the container's own %s namespace", key,
+				moat_ns_oci_name(owner));
 	}
 	return 0;
 }
@@ -105,14 +111,19 @@ int moat_process_validate_one(const struct oci_process *p, moat_error *err)
 		return moat_error_msg(err, EINVAL, "process.args: must not be empty");
 	for (i = 0; i < p->rlimits_len; i++)
 		if (moat_process_rlimit_resource(p->rlimits[i]->type) < 0)
-			return moat_error_msg(err, EINVAL, "process.rlimits[%zu].type: unknown '%s'", i,
+			return moat_error_msg(err, EINVAL,
+					      "process.rlimits[%zu].type: unknown '%s'", i,
 					      p->rlimits[i]->type);
-	if (c != NULL &&
-	    (moat_caps_parse(c->bounding, c->bounding_len, "process.capabilities.bounding", &mask, err) < 0 ||
-	     moat_caps_parse(c->effective, c->effective_len, "process.capabilities.effective", &mask, err) < 0 ||
-	     moat_caps_parse(c->inheritable, c->inheritable_len, "process.capabilities.inheritable", &mask, err) < 0 ||
-	     moat_caps_parse(c->permitted, c->permitted_len, "process.capabilities.permitted", &mask, err) < 0 ||
-	     moat_caps_parse(c->ambient, c->ambient_len, "process.capabilities.ambient", &mask, err) < 0))
+	if (c != NULL && (moat_caps_parse(c->bounding, c->bounding_len,
+					  "process.capabilities.bounding", &mask, err) < 0 ||
+			  moat_caps_parse(c->effective, c->effective_len,
+					  "process.capabilities.effective", &mask, err) < 0 ||
+			  moat_caps_parse(c->inheritable, c->inheritable_len,
+					  "process.capabilities.inheritable", &mask, err) < 0 ||
+			  moat_caps_parse(c->permitted, c->permitted_len,
+					  "process.capabilities.permitted", &mask, err) < 0 ||
+			  moat_caps_parse(c->ambient, c->ambient_len,
+					  "process.capabilities.ambient", &mask, err) < 0))
 		return moat_error_ret(err);
 	if (p->cwd == NULL || p->cwd[0] != '/')
 		return moat_error_msg(err, EINVAL, "process.cwd: must be an absolute path");
@@ -135,8 +146,9 @@ void moat_process_drop_unraisable_ambient(struct oci_process *p, moat_error *err
 			c->ambient[n++] = c->ambient[i];
 			continue;
 		}
-		moat_error_warn(err, "process.capabilities.ambient: %s left out: an ambient "
-				     "capability must also be inheritable and permitted",
+		moat_error_warn(err,
+				"process.capabilities.ambient: %s left out: an ambient "
+				"capability must also be inheritable and permitted",
 				c->ambient[i]);
 		free(c->ambient[i]);
 	}
@@ -154,9 +166,13 @@ int moat_process_validate(const struct oci_config *cfg, const struct moat_ns_pla
 	if (moat_process_validate_one(cfg->process, err) < 0)
 		return moat_error_ret(err);
 	if (cfg->hostname != NULL && *cfg->hostname && !own_uts)
-		return moat_error_msg(err, EINVAL, "hostname: needs a uts namespace of the container's own (new or joined)");
+		return moat_error_msg(
+			err, EINVAL,
+			"hostname: needs a uts namespace of the container's own (new or joined)");
 	if (cfg->domainname != NULL && *cfg->domainname && !own_uts)
-		return moat_error_msg(err, EINVAL, "domainname: needs a uts namespace of the container's own (new or joined)");
+		return moat_error_msg(
+			err, EINVAL,
+			"domainname: needs a uts namespace of the container's own (new or joined)");
 	return validate_sysctl(cfg->linux ? cfg->linux->sysctl : NULL, ns, err);
 }
 
@@ -171,7 +187,8 @@ int moat_process_private_procfs(int *ret_fd, moat_error *err)
 		return moat_error_set(err, errno, "fsopen proc");
 	if (syscall(SYS_fsconfig, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
 		return moat_error_set(err, errno, "create a procfs instance");
-	mfd = (int)syscall(SYS_fsmount, fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	mfd = (int)syscall(SYS_fsmount, fsfd, FSMOUNT_CLOEXEC,
+			   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 	if (mfd < 0)
 		return moat_error_set(err, errno, "fsmount proc");
 	if (fstatfs(mfd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
@@ -258,13 +275,14 @@ static int set_rlimits(const struct oci_process *p, moat_error *err)
 		if (setrlimit(res, &lim) == 0)
 			continue;
 		if (errno == EPERM && getrlimit(res, &cur) == 0 && rl->hard > cur.rlim_max)
-			return moat_error_msg(err, EPERM,
-					      "process.rlimits[%zu] (%s): hard limit %llu is above the "
-					      "current %llu; raising it needs CAP_SYS_RESOURCE",
-					      i, rl->type, (unsigned long long)rl->hard,
-					      (unsigned long long)cur.rlim_max);
-		return moat_error_set(err, errno, "process.rlimits[%zu] (%s soft %llu hard %llu)", i,
-				      rl->type, (unsigned long long)rl->soft,
+			return moat_error_msg(
+				err, EPERM,
+				"process.rlimits[%zu] (%s): hard limit %llu is above the "
+				"current %llu; raising it needs CAP_SYS_RESOURCE",
+				i, rl->type, (unsigned long long)rl->hard,
+				(unsigned long long)cur.rlim_max);
+		return moat_error_set(err, errno, "process.rlimits[%zu] (%s soft %llu hard %llu)",
+				      i, rl->type, (unsigned long long)rl->soft,
 				      (unsigned long long)rl->hard);
 	}
 	return 0;
@@ -275,7 +293,8 @@ int moat_process_setup_env(const struct oci_config *cfg, const struct moat_ns_pl
 {
 	const struct oci_process *p = cfg->process;
 
-	if (cfg->hostname && *cfg->hostname && sethostname(cfg->hostname, strlen(cfg->hostname)) < 0)
+	if (cfg->hostname && *cfg->hostname &&
+	    sethostname(cfg->hostname, strlen(cfg->hostname)) < 0)
 		return moat_error_set(err, errno, "hostname '%s'", cfg->hostname);
 	if (cfg->domainname && *cfg->domainname &&
 	    setdomainname(cfg->domainname, strlen(cfg->domainname)) < 0)
@@ -286,7 +305,8 @@ int moat_process_setup_env(const struct oci_config *cfg, const struct moat_ns_pl
 	 * ENOSYS: the kernel has no keyrings, so there is nothing to reach. */
 	if (!no_new_keyring && syscall(SYS_keyctl, 1 /* KEYCTL_JOIN_SESSION_KEYRING */, NULL) < 0 &&
 	    errno != ENOSYS)
-		return moat_error_set(err, errno, "create a session keyring (--no-new-keyring skips it)");
+		return moat_error_set(err, errno,
+				      "create a session keyring (--no-new-keyring skips it)");
 	(void)ns;
 	return 0;
 }
@@ -338,8 +358,8 @@ static int find_program(const struct oci_process *p, char **ret, moat_error *err
 			return 0;
 		}
 	}
-	return moat_error_msg(err, ENOENT, "process.args[0] '%s': executable file not found in $PATH",
-			      arg0);
+	return moat_error_msg(err, ENOENT,
+			      "process.args[0] '%s': executable file not found in $PATH", arg0);
 }
 
 /* HOME of uid from the container's /etc/passwd; "/" if it has none. */
@@ -434,11 +454,16 @@ static int parse_caps(const struct oci_capabilities *c, struct moat_caps *caps, 
 	memset(caps, 0, sizeof(*caps));
 	if (c == NULL)
 		return 0;
-	if (moat_caps_parse(c->bounding, c->bounding_len, "process.capabilities.bounding", &caps->bounding, err) < 0 ||
-	    moat_caps_parse(c->effective, c->effective_len, "process.capabilities.effective", &caps->effective, err) < 0 ||
-	    moat_caps_parse(c->inheritable, c->inheritable_len, "process.capabilities.inheritable", &caps->inheritable, err) < 0 ||
-	    moat_caps_parse(c->permitted, c->permitted_len, "process.capabilities.permitted", &caps->permitted, err) < 0 ||
-	    moat_caps_parse(c->ambient, c->ambient_len, "process.capabilities.ambient", &caps->ambient, err) < 0)
+	if (moat_caps_parse(c->bounding, c->bounding_len, "process.capabilities.bounding",
+			    &caps->bounding, err) < 0 ||
+	    moat_caps_parse(c->effective, c->effective_len, "process.capabilities.effective",
+			    &caps->effective, err) < 0 ||
+	    moat_caps_parse(c->inheritable, c->inheritable_len, "process.capabilities.inheritable",
+			    &caps->inheritable, err) < 0 ||
+	    moat_caps_parse(c->permitted, c->permitted_len, "process.capabilities.permitted",
+			    &caps->permitted, err) < 0 ||
+	    moat_caps_parse(c->ambient, c->ambient_len, "process.capabilities.ambient",
+			    &caps->ambient, err) < 0)
 		return moat_error_ret(err);
 	return 0;
 }
@@ -462,16 +487,19 @@ static int switch_ids(const struct oci_user *u, moat_error *err)
 		 * supplementary groups, seen as nobody inside, as with runc. */
 	} else if (setgroups(u->additional_gids_len, u->additional_gids_len ? groups : NULL) < 0) {
 		return moat_error_set(err, errno, "process.user.additionalGids%s",
-				      setgroups_denied() ? " (setgroups is denied in a rootless user "
-							   "namespace)"
-							 : "");
+				      setgroups_denied()
+					      ? " (setgroups is denied in a rootless user "
+						"namespace)"
+					      : "");
 	}
 	if (setresgid(u->gid, u->gid, u->gid) < 0)
 		return moat_error_set(err, errno, "process.user.gid %u%s", u->gid,
-				      errno == EINVAL ? " is not mapped in the user namespace" : "");
+				      errno == EINVAL ? " is not mapped in the user namespace"
+						      : "");
 	if (setresuid(u->uid, u->uid, u->uid) < 0)
 		return moat_error_set(err, errno, "process.user.uid %u%s", u->uid,
-				      errno == EINVAL ? " is not mapped in the user namespace" : "");
+				      errno == EINVAL ? " is not mapped in the user namespace"
+						      : "");
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 
 #include "utils.h"
 
+/* clang-format off */
 static const struct {
 	const char *name; /* without the SIG prefix */
 	int sig;
@@ -25,6 +26,7 @@ static const struct {
 	{ "WINCH", SIGWINCH }, { "IO", SIGIO },       { "POLL", SIGPOLL },   { "PWR", SIGPWR },
 	{ "SYS", SIGSYS },
 };
+/* clang-format on */
 
 static int parse_number(const char *s, long min, long max, long *ret)
 {
@@ -47,13 +49,15 @@ static int parse_realtime(const char *s, int *ret_sig)
 	long n = 0;
 
 	if (strncasecmp(s, "RTMIN", 5) == 0) {
-		if (s[5] != '\0' && (s[5] != '+' || parse_number(s + 6, 0, SIGRTMAX - SIGRTMIN, &n) < 0))
+		if (s[5] != '\0' &&
+		    (s[5] != '+' || parse_number(s + 6, 0, SIGRTMAX - SIGRTMIN, &n) < 0))
 			return -EINVAL;
 		*ret_sig = SIGRTMIN + (int)n;
 		return 0;
 	}
 	if (strncasecmp(s, "RTMAX", 5) == 0) {
-		if (s[5] != '\0' && (s[5] != '-' || parse_number(s + 6, 0, SIGRTMAX - SIGRTMIN, &n) < 0))
+		if (s[5] != '\0' &&
+		    (s[5] != '-' || parse_number(s + 6, 0, SIGRTMAX - SIGRTMIN, &n) < 0))
 			return -EINVAL;
 		*ret_sig = SIGRTMAX - (int)n;
 		return 0;
@@ -87,10 +91,10 @@ const char *moat_signal_name(int sig)
 {
 	static const char *const names[] = {
 #define N(x) [SIG##x] = "SIG" #x
-		N(HUP), N(INT), N(QUIT), N(ILL), N(TRAP), N(ABRT), N(BUS), N(FPE), N(KILL), N(USR1),
-		N(SEGV), N(USR2), N(PIPE), N(ALRM), N(TERM), N(STKFLT), N(CHLD), N(CONT), N(STOP),
-		N(TSTP), N(TTIN), N(TTOU), N(URG), N(XCPU), N(XFSZ), N(VTALRM), N(PROF), N(WINCH),
-		N(IO), N(PWR), N(SYS),
+		N(HUP),  N(INT),    N(QUIT), N(ILL),   N(TRAP), N(ABRT), N(BUS),  N(FPE),
+		N(KILL), N(USR1),   N(SEGV), N(USR2),  N(PIPE), N(ALRM), N(TERM), N(STKFLT),
+		N(CHLD), N(CONT),   N(STOP), N(TSTP),  N(TTIN), N(TTOU), N(URG),  N(XCPU),
+		N(XFSZ), N(VTALRM), N(PROF), N(WINCH), N(IO),   N(PWR),  N(SYS),
 #undef N
 	};
 

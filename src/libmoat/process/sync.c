@@ -49,7 +49,9 @@ static int send_with_fd(int sock, const void *data, size_t len, int passed_fd, m
 		struct cmsghdr align;
 	} ctl;
 	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
 			     .msg_controllen = sizeof(ctl.buf) };
 	struct cmsghdr *c;
 	ssize_t n;
@@ -83,7 +85,9 @@ int moat_sync_recv(int fd, struct moat_sync_msg *m, int *ret_fd, moat_error *err
 		struct cmsghdr align;
 	} ctl;
 	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
 			     .msg_controllen = sizeof(ctl.buf) };
 	struct cmsghdr *c;
 	ssize_t n;
@@ -122,7 +126,8 @@ int moat_sync_expect(int fd, enum moat_sync_type type, int64_t *ret_value, moat_
 	if (moat_sync_recv(fd, &m, NULL, err) < 0)
 		return moat_error_ret(err);
 	if (m.type != (int32_t)type)
-		return moat_error_msg(err, EPROTO, "sync: expected message %d, got %d", type, m.type);
+		return moat_error_msg(err, EPROTO, "sync: expected message %d, got %d", type,
+				      m.type);
 	if (ret_value)
 		*ret_value = m.value;
 	return 0;
@@ -150,7 +155,9 @@ int moat_send_fd_to_socket(const char *path, int passed_fd, const char *name, mo
 	int sock, r;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
-		return moat_error_msg(err, ENAMETOOLONG, "--console-socket '%s': path too long for a unix socket", path);
+		return moat_error_msg(err, ENAMETOOLONG,
+				      "--console-socket '%s': path too long for a unix socket",
+				      path);
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (sock < 0)

@@ -30,8 +30,9 @@ static int check_is_pty_master(int fd, moat_error *err)
 		return moat_error_set(err, errno, "process.terminal: stat /dev/pts/ptmx");
 	if (!S_ISCHR(sb.st_mode) || major(sb.st_rdev) != 5 || minor(sb.st_rdev) != 2 ||
 	    sfs.f_type != DEVPTS_SUPER_MAGIC)
-		return moat_error_msg(err, EXDEV,
-				      "process.terminal: /dev/pts/ptmx is not the devpts ptmx device");
+		return moat_error_msg(
+			err, EXDEV,
+			"process.terminal: /dev/pts/ptmx is not the devpts ptmx device");
 	return 0;
 }
 
@@ -60,7 +61,8 @@ int moat_terminal_create(const struct oci_process *p, int *ret_master, moat_erro
 		return moat_error_set(err, errno, "process.terminal: chown the pty to uid %u",
 				      p->user->uid);
 	if (ioctl(peer, TIOCSCTTY, 0) < 0)
-		return moat_error_set(err, errno, "process.terminal: make the pty the controlling tty");
+		return moat_error_set(err, errno,
+				      "process.terminal: make the pty the controlling tty");
 	for (i = 0; i < 3; i++)
 		if (dup2(peer, i) < 0)
 			return moat_error_set(err, errno, "process.terminal: dup2");
@@ -131,7 +133,8 @@ int moat_terminal_relay(int master, pid_t pid, const sigset_t *forward, int *ret
 		copy_winsize(STDIN_FILENO, master);
 	}
 	while (rc == 0) {
-		struct pollfd p[3] = { { r.sfd, POLLIN, 0 }, { master, POLLIN, 0 },
+		struct pollfd p[3] = { { r.sfd, POLLIN, 0 },
+				       { master, POLLIN, 0 },
 				       { r.stdin_open ? STDIN_FILENO : -1, POLLIN, 0 } };
 
 		if (poll(p, 3, r.exited ? 0 : -1) < 0 && errno != EINTR) {

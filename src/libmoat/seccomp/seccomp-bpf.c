@@ -65,14 +65,16 @@ int moat_seccomp_bpf_export(struct moat_seccomp *sc, moat_error *err)
 		return moat_error_set(err, errno, "linux.seccomp: stat the BPF program");
 	if (st.st_size <= 0 || st.st_size % (off_t)sizeof(struct sock_filter) != 0 ||
 	    (size_t)st.st_size / sizeof(struct sock_filter) > MOAT_SECCOMP_MAX_INSNS)
-		return moat_error_msg(err, E2BIG, "linux.seccomp: the filter compiles to %lld "
+		return moat_error_msg(err, E2BIG,
+				      "linux.seccomp: the filter compiles to %lld "
 				      "bytes, more than the kernel's %d instructions",
 				      (long long)st.st_size, MOAT_SECCOMP_MAX_INSNS);
 	free(sc->prog);
 	sc->prog_len = (size_t)st.st_size / sizeof(struct sock_filter);
 	sc->prog = xmalloc((size_t)st.st_size);
 	if (pread(fd, sc->prog, (size_t)st.st_size, 0) != st.st_size)
-		return moat_error_set(err, errno ? errno : EIO, "linux.seccomp: read the BPF program");
+		return moat_error_set(err, errno ? errno : EIO,
+				      "linux.seccomp: read the BPF program");
 	return 0;
 }
 
@@ -95,11 +97,13 @@ static bool has_cap_sys_admin(void)
 static int load_error(int errnum, moat_error *err)
 {
 	if (errnum == EACCES && prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1 && !has_cap_sys_admin())
-		return moat_error_set(err, errnum, "load the seccomp filter: the kernel takes one "
+		return moat_error_set(err, errnum,
+				      "load the seccomp filter: the kernel takes one "
 				      "only with no_new_privs set (process.noNewPrivileges) or "
 				      "with CAP_SYS_ADMIN, and the process has neither");
 	if (errnum == ESRCH)
-		return moat_error_set(err, errnum, "load the seccomp filter: a thread of the "
+		return moat_error_set(err, errnum,
+				      "load the seccomp filter: a thread of the "
 				      "process has a filter that SECCOMP_FILTER_FLAG_TSYNC cannot "
 				      "replace");
 	return moat_error_set(err, errnum, "load the seccomp filter");
@@ -148,9 +152,9 @@ static int cache_key(const struct oci_seccomp *s, char **ret, size_t *ret_len)
 
 	if (r < 0)
 		return r;
-	*ret = xasprintf("moat %s libseccomp %u.%u.%u api %u arch %" PRIu32 "\n%s",
-			 PACKAGE_VERSION, v->major, v->minor, v->micro, seccomp_api_get(),
-			 seccomp_arch_native(), json);
+	*ret = xasprintf("moat %s libseccomp %u.%u.%u api %u arch %" PRIu32 "\n%s", PACKAGE_VERSION,
+			 v->major, v->minor, v->micro, seccomp_api_get(), seccomp_arch_native(),
+			 json);
 	*ret_len = strlen(*ret);
 	return 0;
 }
@@ -167,8 +171,8 @@ static int open_cache(const char *root, bool create)
 	if (create && mkdirat(rootfd, CACHE_DIR, 0700) < 0 && errno != EEXIST)
 		return -1;
 	fd = openat(rootfd, CACHE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != geteuid() ||
-			(st.st_mode & (S_IWGRP | S_IWOTH)))) {
+	if (fd >= 0 &&
+	    (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
 		close(fd);
 		return -1;
 	}
@@ -176,8 +180,8 @@ static int open_cache(const char *root, bool create)
 }
 
 /* An entry, if it is one moat wrote for exactly this key; its warnings go to err. */
-static struct moat_seccomp *cache_read(int dirfd, const char *name, const char *key,
-				       size_t key_len, moat_error *err)
+static struct moat_seccomp *cache_read(int dirfd, const char *name, const char *key, size_t key_len,
+				       moat_error *err)
 {
 	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	_cleanup_free_ char *data = NULL;
@@ -243,8 +247,10 @@ static void cache_write(int dirfd, const char *name, const char *key, size_t key
 	moat_error ignored = MOAT_ERROR_INIT;
 	size_t warn_len = warn ? strlen(warn) : 0;
 	size_t prog_size = sc->prog_len * sizeof(struct sock_filter);
-	struct cache_header h = { .kernel_flags = sc->kernel_flags, .notify = sc->notify,
-				  .n_insns = (uint32_t)sc->prog_len, .key_len = (uint32_t)key_len,
+	struct cache_header h = { .kernel_flags = sc->kernel_flags,
+				  .notify = sc->notify,
+				  .n_insns = (uint32_t)sc->prog_len,
+				  .key_len = (uint32_t)key_len,
 				  .warn_len = (uint32_t)warn_len };
 	size_t size = sizeof(h) + key_len + warn_len + prog_size;
 	_cleanup_free_ char *data = NULL;

@@ -16,10 +16,10 @@
 #define MOAT_SECCOMP_MAX_INSNS 4096
 
 struct moat_seccomp {
-	scmp_filter_ctx ctx;         /* libseccomp's filter; NULL when it came from the cache */
-	bool notify;                 /* some rule is SCMP_ACT_NOTIFY */
-	uint32_t kernel_flags;       /* SECCOMP_FILTER_FLAG_* the profile's flags ask for */
-	struct sock_filter *prog;    /* the program the kernel loads */
+	scmp_filter_ctx ctx;      /* libseccomp's filter; NULL when it came from the cache */
+	bool notify;              /* some rule is SCMP_ACT_NOTIFY */
+	uint32_t kernel_flags;    /* SECCOMP_FILTER_FLAG_* the profile's flags ask for */
+	struct sock_filter *prog; /* the program the kernel loads */
 	size_t prog_len;
 };
 

@@ -38,6 +38,7 @@ static const struct action_row {
 	{ "SCMP_ACT_NOTIFY", SCMP_ACT_NOTIFY, 0 },
 };
 
+/* clang-format off */
 static const struct op_row {
 	const char *name;
 	enum scmp_compare op;
@@ -47,6 +48,7 @@ static const struct op_row {
 	{ "SCMP_CMP_GE", SCMP_CMP_GE }, { "SCMP_CMP_GT", SCMP_CMP_GT },
 	{ "SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ },
 };
+/* clang-format on */
 
 static const struct arch_row {
 	const char *name;
@@ -109,6 +111,7 @@ static const struct flag_row {
  * futex_requeue, 456). Since Linux 5.1 (424) a new syscall has the same number on every
  * architecture but alpha, mips (which add their ABI's offset) and x32 (which sets bit 30);
  * moat uses these numbers only for a filter whose one architecture numbers that way. */
+/* clang-format off */
 static const struct newer_row {
 	const char *name;
 	int nr;
@@ -122,18 +125,18 @@ static const struct newer_row {
 	{ "open_tree_attr", 467 },    /* 6.15 */
 	{ "file_getattr", 468 },      { "file_setattr", 469 },  /* 6.17 */
 };
+/* clang-format on */
 
-#define FIND_ROW(table, key)                                                   \
-	({                                                                     \
-		const __typeof__((table)[0]) *_row = NULL;                     \
-		for (size_t _i = 0; _i < MOAT_ARRAY_SIZE(table); _i++)         \
+#define FIND_ROW(table, key)                                                       \
+	({                                                                         \
+		const __typeof__((table)[0]) *_row = NULL;                         \
+		for (size_t _i = 0; _i < MOAT_ARRAY_SIZE(table); _i++)             \
 			if ((key) != NULL && strcmp((table)[_i].name, (key)) == 0) \
-				_row = &(table)[_i];                           \
-		_row;                                                          \
+				_row = &(table)[_i];                               \
+		_row;                                                              \
 	})
 
 /* ---- the compiled filter, and what compiling it keeps track of ------------------------ */
-
 
 /* One action a syscall has been given, by an unconditional rule or by rules with
  * conditions, and the first syscalls[] entry that did: how libseccomp's silent drops are
@@ -167,17 +170,19 @@ static int parse_action(const char *name, bool has_ret, uint32_t ret, const char
 		return moat_error_msg(err, EINVAL, "%s: unknown action \"%s\"", field,
 				      name ? name : "");
 	if (has_ret && a->max_ret == 0)
-		return moat_error_msg(err, EINVAL, "%s: %s takes no errno (only SCMP_ACT_ERRNO and "
-				      "SCMP_ACT_TRACE do)", ret_field, a->name);
+		return moat_error_msg(err, EINVAL,
+				      "%s: %s takes no errno (only SCMP_ACT_ERRNO and "
+				      "SCMP_ACT_TRACE do)",
+				      ret_field, a->name);
 	if (has_ret && ret > a->max_ret)
-		return moat_error_msg(err, EINVAL, "%s: %u is out of range for %s (0..%u)", ret_field,
-				      ret, a->name, a->max_ret);
+		return moat_error_msg(err, EINVAL, "%s: %u is out of range for %s (0..%u)",
+				      ret_field, ret, a->name, a->max_ret);
 	*ret_action = a->max_ret ? a->action | (has_ret ? ret : EPERM) : a->action;
 	return 0;
 }
 
-static int parse_arg(const struct oci_syscall_arg *arg, const char *field,
-		     struct scmp_arg_cmp *ret, moat_error *err)
+static int parse_arg(const struct oci_syscall_arg *arg, const char *field, struct scmp_arg_cmp *ret,
+		     moat_error *err)
 {
 	const struct op_row *o = FIND_ROW(operators, arg->op);
 
@@ -188,11 +193,14 @@ static int parse_arg(const struct oci_syscall_arg *arg, const char *field,
 		return moat_error_msg(err, EINVAL, "%s.op: unknown operator \"%s\"", field,
 				      arg->op ? arg->op : "");
 	if (o->op != SCMP_CMP_MASKED_EQ && arg->value_two_present && arg->value_two != 0)
-		return moat_error_msg(err, EINVAL, "%s.valueTwo: only SCMP_CMP_MASKED_EQ takes a "
-				      "second value", field);
+		return moat_error_msg(err, EINVAL,
+				      "%s.valueTwo: only SCMP_CMP_MASKED_EQ takes a "
+				      "second value",
+				      field);
 	/* MASKED_EQ: (arg & datum_a) == datum_b, the mask being the spec's value. */
-	*ret = (struct scmp_arg_cmp){ .arg = arg->index, .op = o->op, .datum_a = arg->value,
-				      .datum_b = arg->value_two };
+	*ret = (struct scmp_arg_cmp){
+		.arg = arg->index, .op = o->op, .datum_a = arg->value, .datum_b = arg->value_two
+	};
 	return 0;
 }
 
@@ -208,14 +216,16 @@ static int split_args(const struct oci_syscall *sys, size_t at, struct scmp_arg_
 	struct scmp_arg_cmp *out;
 
 	for (i = 0; i < sys->args_len; i++) {
-		_cleanup_free_ char *field = xasprintf("linux.seccomp.syscalls[%zu].args[%zu]", at, i);
+		_cleanup_free_ char *field =
+			xasprintf("linux.seccomp.syscalls[%zu].args[%zu]", at, i);
 		struct scmp_arg_cmp c;
 
 		if (parse_arg(sys->args[i], field, &c, err) < 0)
 			return moat_error_ret(err);
 		if (n[c.arg] == MOAT_SECCOMP_MAX_SPLIT)
-			return moat_error_msg(err, E2BIG, "%s: more than %d comparisons of argument %u",
-					      field, MOAT_SECCOMP_MAX_SPLIT, c.arg);
+			return moat_error_msg(err, E2BIG,
+					      "%s: more than %d comparisons of argument %u", field,
+					      MOAT_SECCOMP_MAX_SPLIT, c.arg);
 		all[c.arg][n[c.arg]++] = c;
 	}
 	for (k = 0; k < SECCOMP_MAX_ARGS; k++) {
@@ -224,9 +234,10 @@ static int split_args(const struct oci_syscall *sys, size_t at, struct scmp_arg_
 		used++;
 		rules *= n[k];
 		if (rules > MOAT_SECCOMP_MAX_SPLIT)
-			return moat_error_msg(err, E2BIG, "linux.seccomp.syscalls[%zu].args: the "
-					      "alternatives make more than %d rules", at,
-					      MOAT_SECCOMP_MAX_SPLIT);
+			return moat_error_msg(err, E2BIG,
+					      "linux.seccomp.syscalls[%zu].args: the "
+					      "alternatives make more than %d rules",
+					      at, MOAT_SECCOMP_MAX_SPLIT);
 	}
 	out = xcalloc(rules * (used ? used : 1), sizeof(*out));
 	for (r = 0; r < rules; r++) {
@@ -273,17 +284,17 @@ static void warn_skipped(const struct compile *c, size_t at, const char *names)
 {
 	const struct scmp_version *v = seccomp_version();
 
-	moat_error_warn(c->err, "linux.seccomp.syscalls[%zu]: skipped %s: not a syscall that "
-			"libseccomp %u.%u.%u knows for the filter's architectures", at, names,
-			v->major, v->minor, v->micro);
+	moat_error_warn(c->err,
+			"linux.seccomp.syscalls[%zu]: skipped %s: not a syscall that "
+			"libseccomp %u.%u.%u knows for the filter's architectures",
+			at, names, v->major, v->minor, v->micro);
 }
 
 /* ---- rules ------------------------------------------------------------------------------ */
 
 /* The first action nr was given, other than action, of the kind that clashes with a new
  * rule (conditional or not). */
-static const struct given *clash(const struct compile *c, int nr, bool conditional,
-				 uint32_t action)
+static const struct given *clash(const struct compile *c, int nr, bool conditional, uint32_t action)
 {
 	for (size_t i = 0; i < c->n_given; i++) {
 		const struct given *g = &c->given[i];
@@ -313,19 +324,22 @@ static void remember(struct compile *c, int nr, bool conditional, uint32_t actio
  * word. runc and crun get the same filter from the same profile, and engines' default profiles
  * rely on it (Podman's allows setns and also lists it as EPERM without CAP_SYS_ADMIN), so moat
  * keeps libseccomp's choice and says which rule it ignores. */
-static void warn_clash(const struct compile *c, size_t at, const char *name,
-		       const struct given *g, bool conditional)
+static void warn_clash(const struct compile *c, size_t at, const char *name, const struct given *g,
+		       bool conditional)
 {
 	if (!g->conditional)
-		moat_error_warn(c->err, "linux.seccomp.syscalls[%zu]: the rule for \"%s\" is "
+		moat_error_warn(c->err,
+				"linux.seccomp.syscalls[%zu]: the rule for \"%s\" is "
 				"ignored: syscalls[%zu] gives it another action %s (libseccomp "
-				"keeps that one, as under runc and crun)", at, name, g->entry,
-				conditional ? "for every call" : "first");
+				"keeps that one, as under runc and crun)",
+				at, name, g->entry, conditional ? "for every call" : "first");
 	else
-		moat_error_warn(c->err, "linux.seccomp.syscalls[%zu]: the rule for \"%s\" applies "
-				"to every call, so its conditional rule in syscalls[%zu] with another "
-				"action is ignored (libseccomp keeps this one, as under runc and crun)",
-				at, name, g->entry);
+		moat_error_warn(
+			c->err,
+			"linux.seccomp.syscalls[%zu]: the rule for \"%s\" applies "
+			"to every call, so its conditional rule in syscalls[%zu] with another "
+			"action is ignored (libseccomp keeps this one, as under runc and crun)",
+			at, name, g->entry);
 }
 
 static int add_rules(struct compile *c, size_t at, const char *name, int nr, uint32_t action,
@@ -340,9 +354,11 @@ static int add_rules(struct compile *c, size_t at, const char *name, int nr, uin
 	for (r = 0; r < rules; r++) {
 		rc = seccomp_rule_add_array(c->sc->ctx, action, nr, per_rule, cmps + r * per_rule);
 		if (rc == -EEXIST)
-			return moat_error_msg(c->err, EINVAL, "linux.seccomp.syscalls[%zu]: \"%s\" "
+			return moat_error_msg(c->err, EINVAL,
+					      "linux.seccomp.syscalls[%zu]: \"%s\" "
 					      "with the same args has another action in an earlier "
-					      "entry", at, name);
+					      "entry",
+					      at, name);
 		if (rc < 0)
 			return moat_error_set(c->err, -rc, "linux.seccomp.syscalls[%zu]: \"%s\"",
 					      at, name);
@@ -381,9 +397,11 @@ static int compile_entry(struct compile *c, size_t at)
 
 		if (action == SCMP_ACT_NOTIFY && strcmp(name, "sendmsg") == 0) {
 			fclose(out);
-			return moat_error_msg(c->err, EINVAL, "%s.names[%zu]: SCMP_ACT_NOTIFY cannot "
-					      "apply to sendmsg: moat passes the listener fd with it",
-					      field, i);
+			return moat_error_msg(
+				c->err, EINVAL,
+				"%s.names[%zu]: SCMP_ACT_NOTIFY cannot "
+				"apply to sendmsg: moat passes the listener fd with it",
+				field, i);
 		}
 		if (nr == __NR_SCMP_ERROR)
 			fprintf(out, "%s\"%s\"", ftell(out) ? ", " : "", name);
@@ -414,8 +432,10 @@ static int add_arches(struct compile *c, moat_error *err)
 		const struct arch_row *a = FIND_ROW(arches, c->s->architectures[i]);
 
 		if (a == NULL)
-			return moat_error_msg(err, EINVAL, "linux.seccomp.architectures[%zu]: unknown "
-					      "architecture \"%s\"", i, c->s->architectures[i]);
+			return moat_error_msg(err, EINVAL,
+					      "linux.seccomp.architectures[%zu]: unknown "
+					      "architecture \"%s\"",
+					      i, c->s->architectures[i]);
 		r = seccomp_arch_add(c->sc->ctx, a->token);
 		if (r < 0 && r != -EEXIST)
 			return moat_error_set(err, -r, "linux.seccomp.architectures[%zu]: %s", i,
@@ -435,12 +455,15 @@ static int set_flags(struct compile *c, moat_error *err)
 		const struct flag_row *f = FIND_ROW(flags, c->s->flags[i]);
 
 		if (f == NULL)
-			return moat_error_msg(err, EINVAL, "linux.seccomp.flags[%zu]: unknown flag "
-					      "\"%s\"", i, c->s->flags[i]);
+			return moat_error_msg(err, EINVAL,
+					      "linux.seccomp.flags[%zu]: unknown flag "
+					      "\"%s\"",
+					      i, c->s->flags[i]);
 		if (f->attr < 0)
-			return moat_error_msg(err, EOPNOTSUPP, "linux.seccomp.flags[%zu]: %s needs "
-					      "libseccomp 2.6 or later; moat runs with %u.%u.%u", i,
-					      f->name, v->major, v->minor, v->micro);
+			return moat_error_msg(err, EOPNOTSUPP,
+					      "linux.seccomp.flags[%zu]: %s needs "
+					      "libseccomp 2.6 or later; moat runs with %u.%u.%u",
+					      i, f->name, v->major, v->minor, v->micro);
 		r = seccomp_attr_set(c->sc->ctx, (enum scmp_filter_attr)f->attr, 1);
 		if (r < 0)
 			return moat_error_set(err, -r, "linux.seccomp.flags[%zu]: %s", i, f->name);
@@ -453,8 +476,8 @@ static int set_flags(struct compile *c, moat_error *err)
 static bool numbers_generically(uint32_t token)
 {
 	static const uint32_t offset_or_flagged[] = {
-		SCMP_ARCH_X32,      SCMP_ARCH_MIPS,     SCMP_ARCH_MIPS64,      SCMP_ARCH_MIPS64N32,
-		SCMP_ARCH_MIPSEL,   SCMP_ARCH_MIPSEL64, SCMP_ARCH_MIPSEL64N32,
+		SCMP_ARCH_X32,    SCMP_ARCH_MIPS,     SCMP_ARCH_MIPS64,      SCMP_ARCH_MIPS64N32,
+		SCMP_ARCH_MIPSEL, SCMP_ARCH_MIPSEL64, SCMP_ARCH_MIPSEL64N32,
 	};
 
 	for (size_t i = 0; i < MOAT_ARRAY_SIZE(offset_or_flagged); i++)
@@ -491,10 +514,12 @@ static int set_attrs(scmp_filter_ctx ctx, moat_error *err)
 static int check_notify(const struct oci_seccomp *s, bool notify, moat_error *err)
 {
 	if (s->listener_metadata != NULL && s->listener_path == NULL)
-		return moat_error_msg(err, EINVAL, "linux.seccomp.listenerMetadata: set without "
+		return moat_error_msg(err, EINVAL,
+				      "linux.seccomp.listenerMetadata: set without "
 				      "listenerPath");
 	if (notify && (s->listener_path == NULL || s->listener_path[0] == '\0'))
-		return moat_error_msg(err, EINVAL, "linux.seccomp.listenerPath: required when an "
+		return moat_error_msg(err, EINVAL,
+				      "linux.seccomp.listenerPath: required when an "
 				      "action is SCMP_ACT_NOTIFY");
 	return 0;
 }
@@ -512,8 +537,7 @@ static int compile(struct compile *c)
 	return check_notify(c->s, c->sc->notify, c->err);
 }
 
-int moat_seccomp_prepare(const struct oci_seccomp *s, struct moat_seccomp **ret,
-			 moat_error *err)
+int moat_seccomp_prepare(const struct oci_seccomp *s, struct moat_seccomp **ret, moat_error *err)
 {
 	uint32_t native = seccomp_arch_native();
 	struct compile c = { .s = s, .err = err };
@@ -524,15 +548,19 @@ int moat_seccomp_prepare(const struct oci_seccomp *s, struct moat_seccomp **ret,
 			 &c.default_action, err) < 0)
 		return moat_error_ret(err);
 	if (c.default_action == SCMP_ACT_NOTIFY)
-		return moat_error_msg(err, EINVAL, "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY "
-				      "would hold every syscall, moat's own before the listener has "
-				      "the fd among them");
+		return moat_error_msg(
+			err, EINVAL,
+			"linux.seccomp.defaultAction: SCMP_ACT_NOTIFY "
+			"would hold every syscall, moat's own before the listener has "
+			"the fd among them");
 	c.sc = xcalloc(1, sizeof(*c.sc));
 	c.sc->ctx = seccomp_init(c.default_action);
 	if (c.sc->ctx == NULL) {
 		free(c.sc);
-		return moat_error_msg(err, EINVAL, "linux.seccomp.defaultAction: libseccomp refuses "
-				      "%s", s->default_action);
+		return moat_error_msg(err, EINVAL,
+				      "linux.seccomp.defaultAction: libseccomp refuses "
+				      "%s",
+				      s->default_action);
 	}
 	c.generic_numbers = numbers_generically(native);
 	r = compile(&c);
@@ -571,7 +599,8 @@ int moat_seccomp_export(const struct moat_seccomp *sc, int fd, bool pfc, moat_er
 			       ? moat_error_set(err, errno, "export the seccomp filter")
 			       : 0;
 	if (sc->ctx == NULL)
-		return moat_error_msg(err, ENOENT, "export the seccomp filter: this one came "
+		return moat_error_msg(err, ENOENT,
+				      "export the seccomp filter: this one came "
 				      "compiled from the cache, without libseccomp's pseudo code");
 	r = seccomp_export_pfc(sc->ctx, fd);
 	if (r < 0)
@@ -607,8 +636,8 @@ static const struct ocijson_type process_state_type = {
 	.n_fields = OCIJSON_N_(process_state_fields),
 };
 
-static int process_state_json(const char *metadata, pid_t pid, const char *state_json,
-			      char **ret, size_t *ret_len, moat_error *err)
+static int process_state_json(const char *metadata, pid_t pid, const char *state_json, char **ret,
+			      size_t *ret_len, moat_error *err)
 {
 	char fd_name[] = "seccompFd", *fds[] = { fd_name }, *msg = NULL;
 	struct oci_state *st = NULL;
@@ -621,9 +650,12 @@ static int process_state_json(const char *metadata, pid_t pid, const char *state
 		msg = xstrdup("state: pid: required field missing");
 	}
 	if (r == 0) {
-		ps = (struct process_state){ .oci_version = st->oci_version, .fds = fds,
-					     .fds_len = 1, .pid = pid > 0 ? pid : st->pid,
-					     .metadata = (char *)metadata, .state = st };
+		ps = (struct process_state){ .oci_version = st->oci_version,
+					     .fds = fds,
+					     .fds_len = 1,
+					     .pid = pid > 0 ? pid : st->pid,
+					     .metadata = (char *)metadata,
+					     .state = st };
 		r = ocijson_generate(&process_state_type, &ps, false, ret, ret_len, &msg);
 	}
 	if (r < 0)
@@ -641,7 +673,9 @@ static int send_state(int sock, const char *json, size_t len, int fd, moat_error
 		struct cmsghdr align;
 	} ctl = { .buf = { 0 } };
 	struct iovec iov = { .iov_base = (void *)json, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
 			     .msg_controllen = sizeof(ctl.buf) };
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 	size_t done;
@@ -654,7 +688,7 @@ static int send_state(int sock, const char *json, size_t len, int fd, moat_error
 	do
 		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
-	for (done = n > 0 ? (size_t)n : 0; n >= 0 && done < len; done += n > 0 ? (size_t)n : 0) {
+	for (done = n > 0 ? (size_t)n : 0; n >= 0 && done<len; done += n> 0 ? (size_t)n : 0) {
 		n = send(sock, json + done, len - done, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			n = 0;
@@ -664,9 +698,8 @@ static int send_state(int sock, const char *json, size_t len, int fd, moat_error
 	return 0;
 }
 
-int moat_seccomp_send_to_listener(const char *listener_path, const char *metadata,
-				  int notify_fd, pid_t pid, const char *state_json,
-				  moat_error *err)
+int moat_seccomp_send_to_listener(const char *listener_path, const char *metadata, int notify_fd,
+				  pid_t pid, const char *state_json, moat_error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	_cleanup_free_ char *json = NULL;
@@ -674,8 +707,10 @@ int moat_seccomp_send_to_listener(const char *listener_path, const char *metadat
 	size_t len = 0;
 
 	if (strlen(listener_path) >= sizeof(sa.sun_path))
-		return moat_error_msg(err, ENAMETOOLONG, "linux.seccomp.listenerPath '%s': too "
-				      "long for a unix socket", listener_path);
+		return moat_error_msg(err, ENAMETOOLONG,
+				      "linux.seccomp.listenerPath '%s': too "
+				      "long for a unix socket",
+				      listener_path);
 	memcpy(sa.sun_path, listener_path, strlen(listener_path) + 1);
 	if (process_state_json(metadata, pid, state_json, &json, &len, err) < 0)
 		return moat_error_ret(err);
@@ -719,15 +754,15 @@ int moat_seccomp_default(struct oci_seccomp **ret, moat_error *err)
 }
 
 /* A NULL-terminated list of the names of a table whose rows start with the name. */
-#define NAMES_OF(table, filter)                                                          \
-	({                                                                               \
-		static const char *_list[MOAT_ARRAY_SIZE(table) + 1];                    \
-		size_t _n = 0;                                                           \
-		for (size_t _i = 0; _i < MOAT_ARRAY_SIZE(table); _i++)                   \
-			if (filter(&(table)[_i]))                                        \
-				_list[_n++] = (table)[_i].name;                          \
-		_list[_n] = NULL;                                                        \
-		(const char *const *)_list;                                              \
+#define NAMES_OF(table, filter)                                        \
+	({                                                             \
+		static const char *_list[MOAT_ARRAY_SIZE(table) + 1];  \
+		size_t _n = 0;                                         \
+		for (size_t _i = 0; _i < MOAT_ARRAY_SIZE(table); _i++) \
+			if (filter(&(table)[_i]))                      \
+				_list[_n++] = (table)[_i].name;        \
+		_list[_n] = NULL;                                      \
+		(const char *const *)_list;                            \
 	})
 #define ANY_ROW(row) ((void)(row), true)
 #define SUPPORTED_FLAG(row) ((row)->attr >= 0)

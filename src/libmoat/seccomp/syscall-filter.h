@@ -80,8 +80,7 @@
 struct moat_seccomp;
 
 /* Check and compile s, down to the BPF program; warnings (skipped names) go to err->warn. */
-int moat_seccomp_prepare(const struct oci_seccomp *s, struct moat_seccomp **ret,
-			 moat_error *err);
+int moat_seccomp_prepare(const struct oci_seccomp *s, struct moat_seccomp **ret, moat_error *err);
 
 /* The same through the cache under the state root root (seccomp-bpf.c): a profile this moat
  * and libseccomp compiled before is read back, its warnings again in err->warn, instead of
@@ -119,9 +118,8 @@ MOAT_DEFINE_CLEANUP(struct moat_seccomp, moat_seccomp_free)
  * state_json is the container's state as `moat state` prints it (ociVersion comes from
  * it); pid is the host pid of the process that loaded the filter (an exec'd process's),
  * or 0 for the state's own pid (the init's); metadata is listenerMetadata, or NULL. */
-int moat_seccomp_send_to_listener(const char *listener_path, const char *metadata,
-				  int notify_fd, pid_t pid, const char *state_json,
-				  moat_error *err);
+int moat_seccomp_send_to_listener(const char *listener_path, const char *metadata, int notify_fd,
+				  pid_t pid, const char *state_json, moat_error *err);
 
 /* moat's default profile (contrib/seccomp/default.json, built into the binary): its JSON
  * text, and parsed. */

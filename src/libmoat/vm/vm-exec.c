@@ -50,8 +50,7 @@ int moat_vm_exec_listen(int state_dirfd, int *ret_fd, moat_error *err)
 
 /* ---- the client --------------------------------------------------------------------------- */
 
-static int send_request(int conn, const struct oci_process *p, const int fds[3],
-			moat_error *err)
+static int send_request(int conn, const struct oci_process *p, const int fds[3], moat_error *err)
 {
 	_cleanup_free_ char *json = NULL, *msg = NULL;
 	size_t len = 0;
@@ -59,7 +58,9 @@ static int send_request(int conn, const struct oci_process *p, const int fds[3],
 	struct moat_vm_exec_request h = { .magic = MOAT_VM_EXEC_MAGIC };
 	char cbuf[CMSG_SPACE(3 * sizeof(int))] = { 0 };
 	struct iovec iov = { &h, sizeof(h) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
 			     .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 
@@ -110,8 +111,7 @@ static int connect_supervisor(int dirfd, int *ret, moat_error *err)
 
 /* The fds the guest process talks through: ours, or with --console-socket the slave of a
  * pty whose master goes there (the guest has the real terminal; this one passes bytes). */
-static int stdio_fds(const struct moat_exec_opts *o, int fds[3], int *ret_slave,
-		     moat_error *err)
+static int stdio_fds(const struct moat_exec_opts *o, int fds[3], int *ret_slave, moat_error *err)
 {
 	const struct oci_console_size *cs = o->process->console_size;
 	struct winsize ws = { .ws_row = cs ? (unsigned short)cs->height : 24,
@@ -155,8 +155,7 @@ static int wait_forwarding(int conn, struct moat_vm_exec_reply *r, moat_error *e
 	sigemptyset(&set);
 	for (size_t i = 0; i < MOAT_ARRAY_SIZE(forwarded); i++)
 		sigaddset(&set, forwarded[i]);
-	if (sigprocmask(SIG_BLOCK, &set, &old) < 0 ||
-	    (sfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0)
+	if (sigprocmask(SIG_BLOCK, &set, &old) < 0 || (sfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0)
 		return moat_error_set(err, errno, "exec: signalfd");
 	for (;;) {
 		struct pollfd p[2] = { { conn, POLLIN, 0 }, { sfd, POLLIN, 0 } };
@@ -266,8 +265,7 @@ static int detach(const struct moat_exec_opts *o, int dirfd, moat_error *err)
 }
 
 /* Foreground on our own terminal: raw while the guest's pty runs the show. */
-int moat_vm_exec(const struct moat_exec_opts *o, int state_dirfd, int *ret_status,
-		 moat_error *err)
+int moat_vm_exec(const struct moat_exec_opts *o, int state_dirfd, int *ret_status, moat_error *err)
 {
 	struct termios saved;
 	bool raw = false;

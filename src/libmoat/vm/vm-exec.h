@@ -41,12 +41,16 @@ struct moat_vm_exec_request {
 };
 #define MOAT_VM_EXEC_MAGIC 0x6d6f6174u /* "moat" */
 
-enum moat_vm_exec_reply_type { MOAT_VM_REPLY_STARTED = 1, MOAT_VM_REPLY_EXITED, MOAT_VM_REPLY_ERROR };
+enum moat_vm_exec_reply_type {
+	MOAT_VM_REPLY_STARTED = 1,
+	MOAT_VM_REPLY_EXITED,
+	MOAT_VM_REPLY_ERROR
+};
 
 struct moat_vm_exec_reply {
 	uint32_t type;
-	int32_t value;      /* EXITED: the exit code */
-	char message[512];  /* ERROR: one line */
+	int32_t value;     /* EXITED: the exit code */
+	char message[512]; /* ERROR: one line */
 };
 
 /* From the client after STARTED: deliver signo to the guest process. */
@@ -60,7 +64,6 @@ struct moat_vm_exec_signal {
 int moat_vm_exec_listen(int state_dirfd, int *ret_fd, moat_error *err);
 
 /* The client: run o->process in the microVM container whose state directory is dirfd. */
-int moat_vm_exec(const struct moat_exec_opts *o, int state_dirfd, int *ret_status,
-		 moat_error *err);
+int moat_vm_exec(const struct moat_exec_opts *o, int state_dirfd, int *ret_status, moat_error *err);
 
 #endif

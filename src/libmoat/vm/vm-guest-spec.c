@@ -12,8 +12,7 @@
 #include "process.h"
 #include "utils.h"
 
-static int caps_of(const struct oci_capabilities *c, struct moat_proto_process *p,
-		   moat_error *err)
+static int caps_of(const struct oci_capabilities *c, struct moat_proto_process *p, moat_error *err)
 {
 	if (c == NULL)
 		return 0;
@@ -21,8 +20,8 @@ static int caps_of(const struct oci_capabilities *c, struct moat_proto_process *
 			    &p->cap_bounding, err) < 0 ||
 	    moat_caps_parse(c->effective, c->effective_len, "process.capabilities.effective",
 			    &p->cap_effective, err) < 0 ||
-	    moat_caps_parse(c->inheritable, c->inheritable_len,
-			    "process.capabilities.inheritable", &p->cap_inheritable, err) < 0 ||
+	    moat_caps_parse(c->inheritable, c->inheritable_len, "process.capabilities.inheritable",
+			    &p->cap_inheritable, err) < 0 ||
 	    moat_caps_parse(c->permitted, c->permitted_len, "process.capabilities.permitted",
 			    &p->cap_permitted, err) < 0 ||
 	    moat_caps_parse(c->ambient, c->ambient_len, "process.capabilities.ambient",
@@ -31,25 +30,25 @@ static int caps_of(const struct oci_capabilities *c, struct moat_proto_process *
 	return 0;
 }
 
-static int rlimits_of(const struct oci_process *op, struct moat_proto_process *p,
-		      moat_error *err)
+static int rlimits_of(const struct oci_process *op, struct moat_proto_process *p, moat_error *err)
 {
 	p->rlimits = xcalloc(op->rlimits_len + 1, sizeof(*p->rlimits));
 	for (size_t i = 0; i < op->rlimits_len; i++) {
 		int res = moat_process_rlimit_resource(op->rlimits[i]->type);
 
 		if (res < 0)
-			return moat_error_msg(err, EINVAL, "process.rlimits[%zu].type: unknown '%s'",
-					      i, op->rlimits[i]->type);
-		p->rlimits[p->n_rlimits++] = (struct moat_proto_rlimit){
-			.type = (uint32_t)res, .soft = op->rlimits[i]->soft, .hard = op->rlimits[i]->hard
-		};
+			return moat_error_msg(err, EINVAL,
+					      "process.rlimits[%zu].type: unknown '%s'", i,
+					      op->rlimits[i]->type);
+		p->rlimits[p->n_rlimits++] =
+			(struct moat_proto_rlimit){ .type = (uint32_t)res,
+						    .soft = op->rlimits[i]->soft,
+						    .hard = op->rlimits[i]->hard };
 	}
 	return 0;
 }
 
-static int seccomp_of(const struct moat_seccomp *sc, struct moat_proto_process *p,
-		      moat_error *err)
+static int seccomp_of(const struct moat_seccomp *sc, struct moat_proto_process *p, moat_error *err)
 {
 	const struct sock_filter *prog;
 	size_t n = 0;
@@ -58,12 +57,15 @@ static int seccomp_of(const struct moat_seccomp *sc, struct moat_proto_process *
 	if (sc == NULL)
 		return 0;
 	if (moat_seccomp_uses_notify(sc))
-		return moat_error_msg(err, EINVAL, "linux.seccomp: SCMP_ACT_NOTIFY cannot reach a "
+		return moat_error_msg(err, EINVAL,
+				      "linux.seccomp: SCMP_ACT_NOTIFY cannot reach a "
 				      "listener on the host from a microVM's guest");
 	prog = moat_seccomp_program(sc, &n, &flags);
 	if (flags & ~MOAT_PROTO_SECCOMP_FLAGS)
-		return moat_error_msg(err, EINVAL, "linux.seccomp.flags: a flag the guest agent "
-				      "cannot apply (0x%x)", flags & ~MOAT_PROTO_SECCOMP_FLAGS);
+		return moat_error_msg(err, EINVAL,
+				      "linux.seccomp.flags: a flag the guest agent "
+				      "cannot apply (0x%x)",
+				      flags & ~MOAT_PROTO_SECCOMP_FLAGS);
 	p->seccomp = xmalloc(n * sizeof(*prog));
 	memcpy(p->seccomp, prog, n * sizeof(*prog));
 	p->n_seccomp = n;
@@ -113,11 +115,14 @@ static int guest_mount(const struct oci_mount *m, size_t idx, struct moat_proto_
 		       moat_error *err)
 {
 	struct moat_mount_opts o;
-	bool cgroup = m->type && (strcmp(m->type, "cgroup") == 0 || strcmp(m->type, "cgroup2") == 0);
+	bool cgroup =
+		m->type && (strcmp(m->type, "cgroup") == 0 || strcmp(m->type, "cgroup2") == 0);
 
 	if (m->type == NULL)
-		return moat_error_msg(err, EINVAL, "mounts[%zu] (%s): type: required in microVM "
-				      "mode", idx, m->destination);
+		return moat_error_msg(err, EINVAL,
+				      "mounts[%zu] (%s): type: required in microVM "
+				      "mode",
+				      idx, m->destination);
 	if (moat_mount_opts_parse(m->options, m->options_len, &o, err) < 0)
 		return moat_error_prefix(err, "mounts[%zu] (%s)", idx, m->destination);
 	*ret = (struct moat_proto_mount){
@@ -174,7 +179,8 @@ static uint32_t guest_namespaces(const struct oci_config *cfg)
 
 	for (size_t i = 0; lx != NULL && i < lx->namespaces_len; i++)
 		for (size_t k = 0; k < MOAT_ARRAY_SIZE(kinds); k++)
-			if (lx->namespaces[i]->type && strcmp(lx->namespaces[i]->type, kinds[k].type) == 0)
+			if (lx->namespaces[i]->type &&
+			    strcmp(lx->namespaces[i]->type, kinds[k].type) == 0)
 				ns |= kinds[k].bit;
 	return ns;
 }
@@ -190,26 +196,31 @@ static int resources_of(const struct oci_config *cfg, struct moat_msg_start *m, 
 
 	if (r != NULL && r->pids != NULL && r->pids->limit > 0) {
 		if ((uint64_t)r->pids->limit > MOAT_PROTO_MAX_PIDS_LIMIT)
-			return moat_error_msg(err, EINVAL, "linux.resources.pids.limit: %lld is above "
-					      "what a kernel takes (%d)", (long long)r->pids->limit,
-					      MOAT_PROTO_MAX_PIDS_LIMIT);
+			return moat_error_msg(err, EINVAL,
+					      "linux.resources.pids.limit: %lld is above "
+					      "what a kernel takes (%d)",
+					      (long long)r->pids->limit, MOAT_PROTO_MAX_PIDS_LIMIT);
 		g->has_pids_limit = true;
 		g->pids_limit = (uint64_t)r->pids->limit;
 	}
 	if (c != NULL && c->quota_present && c->quota > 0) {
-		uint64_t period = c->period_present && c->period > 0 ? c->period
-								     : MOAT_PROTO_DEFAULT_CPU_PERIOD;
+		uint64_t period = c->period_present && c->period > 0
+					  ? c->period
+					  : MOAT_PROTO_DEFAULT_CPU_PERIOD;
 
 		if ((uint64_t)c->quota < MOAT_PROTO_MIN_CPU_QUOTA ||
 		    (uint64_t)c->quota > MOAT_PROTO_MAX_CPU_QUOTA)
-			return moat_error_msg(err, EINVAL, "linux.resources.cpu.quota: %lld is outside "
-					      "what the kernel takes (%d..%llu)", (long long)c->quota,
-					      MOAT_PROTO_MIN_CPU_QUOTA,
+			return moat_error_msg(err, EINVAL,
+					      "linux.resources.cpu.quota: %lld is outside "
+					      "what the kernel takes (%d..%llu)",
+					      (long long)c->quota, MOAT_PROTO_MIN_CPU_QUOTA,
 					      (unsigned long long)MOAT_PROTO_MAX_CPU_QUOTA);
 		if (period < MOAT_PROTO_MIN_CPU_PERIOD || period > MOAT_PROTO_MAX_CPU_PERIOD)
-			return moat_error_msg(err, EINVAL, "linux.resources.cpu.period: %llu is outside "
-					      "what the kernel takes (%d..%d)", (unsigned long long)period,
-					      MOAT_PROTO_MIN_CPU_PERIOD, MOAT_PROTO_MAX_CPU_PERIOD);
+			return moat_error_msg(err, EINVAL,
+					      "linux.resources.cpu.period: %llu is outside "
+					      "what the kernel takes (%d..%d)",
+					      (unsigned long long)period, MOAT_PROTO_MIN_CPU_PERIOD,
+					      MOAT_PROTO_MAX_CPU_PERIOD);
 		g->has_cpu_quota = g->has_cpu_period = true;
 		g->cpu_quota = (uint64_t)c->quota;
 		g->cpu_period = period;
@@ -224,15 +235,15 @@ int moat_vm_start_build(const struct oci_config *cfg, const struct moat_seccomp 
 	struct moat_msg_start m = { 0 };
 	const struct oci_console_size *cs = cfg->process->console_size;
 
-	if (resources_of(cfg, &m, err) < 0 || moat_vm_process_build(cfg->process, sc, &m.process,
-								     err) < 0)
+	if (resources_of(cfg, &m, err) < 0 ||
+	    moat_vm_process_build(cfg->process, sc, &m.process, err) < 0)
 		return moat_error_ret(err);
 	m.mounts = xcalloc(cfg->mounts_len + 1, sizeof(*m.mounts));
 	for (size_t i = 0; i < cfg->mounts_len; i++) {
 		/* a bind is made on the host, inside the shared rootfs */
 		int (*make)(const struct oci_mount *, size_t, struct moat_proto_mount *,
-			    moat_error *) = moat_mount_is_bind(cfg->mounts[i]) ? share_mount
-									      : guest_mount;
+			    moat_error *) =
+			moat_mount_is_bind(cfg->mounts[i]) ? share_mount : guest_mount;
 
 		if (make(cfg->mounts[i], i, &m.mounts[m.n_mounts], err) < 0) {
 			moat_vm_start_free(&m);

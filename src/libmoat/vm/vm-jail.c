@@ -57,11 +57,15 @@ int moat_vm_assets_find(struct moat_vm_assets *ret, moat_error *err)
 	if (open_qemu(&a.qemu_fd, err) < 0)
 		r = moat_error_ret(err);
 	else if (access(a.kernel, R_OK) < 0)
-		r = moat_error_set(err, errno, "microvm: the guest kernel %s (build it with `make "
-				   "vm-kernel` and install moat)", a.kernel);
+		r = moat_error_set(err, errno,
+				   "microvm: the guest kernel %s (build it with `make "
+				   "vm-kernel` and install moat)",
+				   a.kernel);
 	else if (access(a.initramfs, R_OK) < 0)
-		r = moat_error_set(err, errno, "microvm: the guest agent's initramfs %s (build and "
-				   "install moat)", a.initramfs);
+		r = moat_error_set(err, errno,
+				   "microvm: the guest agent's initramfs %s (build and "
+				   "install moat)",
+				   a.initramfs);
 	if (r < 0) {
 		moat_vm_assets_free(&a);
 		return r;
@@ -84,8 +88,7 @@ void moat_vm_assets_free(struct moat_vm_assets *a)
 /* The host's /bin, /lib... are symlinks into /usr on a merged-/usr system (Debian 12): the
  * jail gets the same links, and /usr itself by bind mount. */
 static const char *const usr_links[] = { "bin", "sbin", "lib", "lib64", "lib32", "libx32" };
-static const char *const jail_dirs[] = { "usr", "etc", "dev", "proc", "tmp", "rootfs",
-					 "moat-vm" };
+static const char *const jail_dirs[] = { "usr", "etc", "dev", "proc", "tmp", "rootfs", "moat-vm" };
 static const char *const jail_files[] = { "etc/ld.so.cache", "moat-vm/kernel",
 					  "moat-vm/initramfs" };
 
@@ -106,7 +109,8 @@ int moat_vm_jail_make_root(int state_dirfd, moat_error *err)
 		int f = openat(fd, jail_files[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 
 		if (f < 0)
-			return moat_error_set(err, errno, "microvm: jail: create %s", jail_files[i]);
+			return moat_error_set(err, errno, "microvm: jail: create %s",
+					      jail_files[i]);
 		close(f);
 	}
 	for (size_t i = 0; i < MOAT_ARRAY_SIZE(usr_links); i++) {
@@ -117,7 +121,8 @@ int moat_vm_jail_make_root(int state_dirfd, moat_error *err)
 			continue; /* absent, or a real directory: bound by the config below */
 		target[n] = '\0';
 		if (symlinkat(target, fd, usr_links[i]) < 0)
-			return moat_error_set(err, errno, "microvm: jail: symlink %s", usr_links[i]);
+			return moat_error_set(err, errno, "microvm: jail: symlink %s",
+					      usr_links[i]);
 	}
 	return 0;
 }
@@ -140,8 +145,8 @@ static struct oci_config *copy_config(const struct oci_config *cfg, moat_error *
 	return copy;
 }
 
-static void add_mount(struct oci_config *c, const char *dest, const char *type,
-		      const char *source, const char *const *opts, size_t n_opts)
+static void add_mount(struct oci_config *c, const char *dest, const char *type, const char *source,
+		      const char *const *opts, size_t n_opts)
 {
 	struct oci_mount *m = xcalloc(1, sizeof(*m));
 
@@ -155,10 +160,10 @@ static void add_mount(struct oci_config *c, const char *dest, const char *type,
 	c->mounts[c->mounts_len] = NULL;
 }
 
-#define ADD(c, dest, type, source, ...)                                                       \
-	do {                                                                                  \
-		static const char *const o_[] = { __VA_ARGS__ };                               \
-		add_mount(c, dest, type, source, o_, MOAT_ARRAY_SIZE(o_));                    \
+#define ADD(c, dest, type, source, ...)                                    \
+	do {                                                               \
+		static const char *const o_[] = { __VA_ARGS__ };           \
+		add_mount(c, dest, type, source, o_, MOAT_ARRAY_SIZE(o_)); \
 	} while (0)
 
 /* A bind of the workload's that cannot be written through. */
@@ -202,7 +207,8 @@ static bool lexically_under(const char *path, const char *dir)
 
 		if (nd == 0)
 			return true;
-		if (np != nd || strncmp(path, dir, nd) != 0 || (nd == 2 && strncmp(dir, "..", 2) == 0))
+		if (np != nd || strncmp(path, dir, nd) != 0 ||
+		    (nd == 2 && strncmp(dir, "..", 2) == 0))
 			return false;
 		path += np;
 		dir += nd;
@@ -246,9 +252,8 @@ MOAT_TMPFS_CHECK(JAIL_TMP_KIB, JAIL_TMP_INODES);
 /* What QEMU needs, read-only, resolved in the jail's root; the rootfs; then the user's bind
  * mounts, with their own destinations: s->workload makes the init resolve them inside the
  * rootfs (rootfs.h), never in the jail. */
-static void jail_mounts(struct oci_config *jail, const struct oci_config *user,
-			const char *rootfs, const struct moat_vm_assets *a,
-			struct moat_vm_session *s)
+static void jail_mounts(struct oci_config *jail, const struct oci_config *user, const char *rootfs,
+			const struct moat_vm_assets *a, struct moat_vm_session *s)
 {
 	bool readonly = user->root != NULL && user->root->readonly;
 
@@ -354,16 +359,18 @@ static int jail_linux(struct oci_linux *lx, const struct moat_vm_choice *vm, moa
 		lx->devices[0] = xcalloc(1, sizeof(**lx->devices));
 		*lx->devices[0] = (struct oci_device){ .type = xstrdup("c"),
 						       .path = xstrdup("/dev/kvm"),
-						       .major = 10, .major_present = true,
-						       .minor = 232, .minor_present = true };
+						       .major = 10,
+						       .major_present = true,
+						       .minor = 232,
+						       .minor_present = true };
 		lx->devices_len = 1;
 	}
 	return 0;
 }
 
-int moat_vm_jail_config(const struct oci_config *user, const char *rootfs,
-			const char *jail_root, const struct moat_vm_assets *a,
-			struct moat_vm_session *s, struct oci_config **ret, moat_error *err)
+int moat_vm_jail_config(const struct oci_config *user, const char *rootfs, const char *jail_root,
+			const struct moat_vm_assets *a, struct moat_vm_session *s,
+			struct oci_config **ret, moat_error *err)
 {
 	struct oci_config *jail = copy_config(user, err);
 

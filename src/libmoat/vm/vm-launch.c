@@ -195,15 +195,18 @@ int moat_vm_launch(const struct moat_vm_launch *l, pid_t *ret_pid, moat_error *e
 	pid = fork();
 	if (pid == 0) {
 		/* above the agent's number, so dup2 cannot close it */
-		int qemu_fd = l->qemu_fd < 0 ? -1 : fcntl(l->qemu_fd, F_DUPFD_CLOEXEC,
-							  MOAT_VM_QEMU_AGENT_FD + 1);
+		int qemu_fd = l->qemu_fd < 0 ? -1
+					     : fcntl(l->qemu_fd, F_DUPFD_CLOEXEC,
+						     MOAT_VM_QEMU_AGENT_FD + 1);
 
 		close(e[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if ((l->qemu_fd >= 0 && qemu_fd < 0) || dup2(l->agent_fd, MOAT_VM_QEMU_AGENT_FD) < 0 ||
+		if ((l->qemu_fd >= 0 && qemu_fd < 0) ||
+		    dup2(l->agent_fd, MOAT_VM_QEMU_AGENT_FD) < 0 ||
 		    (e[1] <= MOAT_VM_QEMU_AGENT_FD && (e[1] = fcntl(e[1], F_DUPFD_CLOEXEC, 4)) < 0))
 			_exit(127);
-		close_range(MOAT_VM_QEMU_AGENT_FD + 1, ~0U, CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC);
+		close_range(MOAT_VM_QEMU_AGENT_FD + 1, ~0U,
+			    CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC);
 		fcntl(e[1], F_SETFD, FD_CLOEXEC);
 		exec_qemu(l, qemu_fd, argv);
 		child_errno = errno;

@@ -30,14 +30,14 @@ struct moat_vm_launch {
 	bool rootfs_readonly;    /* share it read-only */
 	const char *console_log; /* where the guest kernel's console goes; NULL: nowhere */
 	const struct moat_vm_choice *vm;
-	int agent_fd;            /* QEMU's end of the agent's socket */
+	int agent_fd; /* QEMU's end of the agent's socket */
 	/* For the agent's developer check; moat's own VMs leave them zero. */
 	const char *virtiofs_socket; /* share the root through virtio-fs, served by the
 				      * virtiofsd listening on this socket, instead of rootfs
 				      * over 9p (rootfs and rootfs_readonly are then unused) */
-	bool debug_exit;         /* an isa-debug-exit device at port 0xf4 and moat.debugexit=1:
+	bool debug_exit;             /* an isa-debug-exit device at port 0xf4 and moat.debugexit=1:
 				  * QEMU exits with the workload's status ((code << 1) | 1) */
-	bool kernel_messages;    /* the kernel's own messages on the console too (no quiet) */
+	bool kernel_messages;        /* the kernel's own messages on the console too (no quiet) */
 };
 
 /* The fd number at which QEMU finds the agent's socket: moat_vm_launch puts agent_fd there,

@@ -34,13 +34,13 @@ struct proc {
 	int conn;                  /* exec: the client's connection; -1 for the workload */
 	bool owns_fds;             /* exec: the fds came from the client */
 	bool terminal, started, stdin_open;
-	int64_t window;            /* stdin bytes the agent still takes */
-	struct winsize ws;         /* the size last sent (terminal) */
+	int64_t window;    /* stdin bytes the agent still takes */
+	struct winsize ws; /* the size last sent (terminal) */
 };
 
 struct relay {
 	struct moat_vm_relay *r;
-	struct moat_buf in, out;   /* frames from and to the agent */
+	struct moat_buf in, out; /* frames from and to the agent */
 	int sigfd;
 	bool ready, exited;
 	uint32_t next_id;
@@ -202,15 +202,14 @@ static int on_message(struct relay *s, struct moat_msg *m)
 		p->started = true;
 		reply(p, MOAT_VM_REPLY_STARTED, (int32_t)m->u.started.pid, NULL);
 		return sync_size(s, p);
-	case MOAT_MSG_OUTPUT:
-		return write_output(s, p, &m->u.data);
+	case MOAT_MSG_OUTPUT: return write_output(s, p, &m->u.data);
 	case MOAT_MSG_CREDIT:
 		p->window = MIN(p->window + m->u.credit.bytes, MOAT_PROTO_STDIN_WINDOW);
 		return 0;
-	case MOAT_MSG_EXITED:
-		return on_exited(s, p, &m->u.exited);
+	case MOAT_MSG_EXITED: return on_exited(s, p, &m->u.exited);
 	default:
-		return moat_error_msg(s->err, EPROTO, "microvm: the guest sent %s, which it may not",
+		return moat_error_msg(s->err, EPROTO,
+				      "microvm: the guest sent %s, which it may not",
 				      moat_proto_type_name(m->type));
 	}
 }
@@ -229,7 +228,8 @@ static int read_agent(struct relay *s, bool *ret_eof)
 	for (;;) {
 		struct moat_msg m;
 		size_t used = 0;
-		int r = moat_proto_decode(MOAT_PEER_GUEST, s->in.data, s->in.len, &used, &m, s->err);
+		int r = moat_proto_decode(MOAT_PEER_GUEST, s->in.data, s->in.len, &used, &m,
+					  s->err);
 
 		if (r == 0)
 			return 0;
@@ -286,7 +286,9 @@ static int recv_request(int conn, char **ret_json, int fds[3])
 	struct moat_vm_exec_request h;
 	char cbuf[CMSG_SPACE(3 * sizeof(int))];
 	struct iovec iov = { &h, sizeof(h) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
 			     .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *c;
 	char *json;
@@ -362,8 +364,13 @@ static void accept_exec(struct relay *s)
 			close(tmp.conn);
 		return;
 	}
-	*p = (struct proc){ .id = ++s->next_id, .in_fd = fds[0], .out_fd = fds[1],
-			    .err_fd = fds[2], .conn = conn, .owns_fds = true, .stdin_open = true,
+	*p = (struct proc){ .id = ++s->next_id,
+			    .in_fd = fds[0],
+			    .out_fd = fds[1],
+			    .err_fd = fds[2],
+			    .conn = conn,
+			    .owns_fds = true,
+			    .stdin_open = true,
 			    .window = MOAT_PROTO_STDIN_WINDOW };
 	if (start_exec(s, p, json, &err) < 0) {
 		reply(p, MOAT_VM_REPLY_ERROR, 0, err.msg);
@@ -400,8 +407,10 @@ static int vmm_died(struct relay *s, int status)
 	if (WIFSIGNALED(status))
 		return moat_error_msg(s->err, EIO, "microvm: QEMU was killed by signal %d",
 				      WTERMSIG(status));
-	return moat_error_msg(s->err, EIO, "microvm: QEMU exited with status %d before the "
-			      "workload ended", WEXITSTATUS(status));
+	return moat_error_msg(s->err, EIO,
+			      "microvm: QEMU exited with status %d before the "
+			      "workload ended",
+			      WEXITSTATUS(status));
 }
 
 /* The poll set: the agent, the signals, the exec socket once the guest is up, each
@@ -457,7 +466,8 @@ static int loop(struct relay *s)
 		if (p[0].revents & (POLLIN | POLLHUP | POLLERR) && (r = read_agent(s, &eof)) < 0)
 			return r;
 		if (eof && !s->exited)
-			return moat_error_msg(s->err, EPIPE, "microvm: the guest closed its port before "
+			return moat_error_msg(s->err, EPIPE,
+					      "microvm: the guest closed its port before "
 					      "the workload ended");
 		if (p[2].revents & POLLIN)
 			accept_exec(s);
@@ -478,7 +488,8 @@ static int loop(struct relay *s)
 			return vmm_died(s, status);
 		}
 		if (!s->ready && now_ms() > boot_deadline)
-			return moat_error_msg(s->err, ETIMEDOUT, "microvm: the guest agent did not "
+			return moat_error_msg(s->err, ETIMEDOUT,
+					      "microvm: the guest agent did not "
 					      "answer within %d ms of boot",
 					      s->r->boot_timeout_ms);
 	}
@@ -514,14 +525,19 @@ static void shut_down(struct relay *s)
 
 int moat_vm_relay_run(struct moat_vm_relay *rl, int *ret_code, moat_error *err)
 {
-	struct relay s = { .r = rl, .sigfd = -1, .next_id = MOAT_VM_WORKLOAD_ID, .code = -1,
-			   .err = err };
+	struct relay s = {
+		.r = rl, .sigfd = -1, .next_id = MOAT_VM_WORKLOAD_ID, .code = -1, .err = err
+	};
 	sigset_t all;
 	int r;
 
-	s.procs[0] = (struct proc){ .id = MOAT_VM_WORKLOAD_ID, .in_fd = rl->in_fd,
-				    .out_fd = rl->out_fd, .err_fd = rl->err_fd, .conn = -1,
-				    .terminal = rl->terminal, .stdin_open = rl->in_fd >= 0,
+	s.procs[0] = (struct proc){ .id = MOAT_VM_WORKLOAD_ID,
+				    .in_fd = rl->in_fd,
+				    .out_fd = rl->out_fd,
+				    .err_fd = rl->err_fd,
+				    .conn = -1,
+				    .terminal = rl->terminal,
+				    .stdin_open = rl->in_fd >= 0,
 				    .window = MOAT_PROTO_STDIN_WINDOW };
 	sigfillset(&all);
 	sigdelset(&all, SIGKILL);

@@ -25,13 +25,13 @@
 #define MOAT_VM_WORKLOAD_ID 1
 
 struct moat_vm_relay {
-	int agent_fd;               /* connected to the guest's moat.0 port (taken over) */
-	int in_fd, out_fd, err_fd;  /* the container's stdio */
-	bool terminal;              /* the workload runs on a pty: in_fd is a terminal */
+	int agent_fd;                       /* connected to the guest's moat.0 port (taken over) */
+	int in_fd, out_fd, err_fd;          /* the container's stdio */
+	bool terminal;                      /* the workload runs on a pty: in_fd is a terminal */
 	const struct moat_msg_start *start; /* sent on READY */
-	pid_t vmm;                  /* QEMU: its end ends the session */
-	int exec_fd;                /* listening socket for moat exec (vm-exec.h), or -1 */
-	int boot_timeout_ms;        /* READY must come within this */
+	pid_t vmm;                          /* QEMU: its end ends the session */
+	int exec_fd;                        /* listening socket for moat exec (vm-exec.h), or -1 */
+	int boot_timeout_ms;                /* READY must come within this */
 };
 
 /* Run the session to its end; *ret_code is the workload's exit code. A guest that breaks

@@ -73,8 +73,10 @@ static int choose_isolation(const struct oci_config *cfg, bool as_vm,
 	else if (v != NULL && strcmp(v, "container") == 0)
 		*ret = MOAT_ISOLATION_CONTAINER;
 	else if (v != NULL)
-		return moat_error_msg(err, EINVAL, "annotations." MOAT_ISOLATION_ANNOTATION ": '%s' "
-				      "is not container or microvm", v);
+		return moat_error_msg(err, EINVAL,
+				      "annotations." MOAT_ISOLATION_ANNOTATION ": '%s' "
+				      "is not container or microvm",
+				      v);
 	if (as_vm)
 		*ret = MOAT_ISOLATION_MICROVM; /* the runtime's name outranks the config */
 	return 0;
@@ -94,8 +96,10 @@ static int choose_accel(const struct oci_config *cfg, const struct moat_vm_defau
 			return 0;
 		}
 	}
-	return moat_error_msg(err, EINVAL, "annotations." MOAT_VM_ACCEL_ANNOTATION ": '%s' is not "
-			      "kvm or tcg", v);
+	return moat_error_msg(err, EINVAL,
+			      "annotations." MOAT_VM_ACCEL_ANNOTATION ": '%s' is not "
+			      "kvm or tcg",
+			      v);
 }
 
 /* Guest memory: moat.vm.memory_mib, else the container's memory limit less what the VMM
@@ -110,15 +114,17 @@ static int choose_memory(const struct oci_config *cfg, uint32_t *ret, moat_error
 	char besides[64] = "";
 
 	if (limited)
-		mib = limit_mib <= MOAT_VM_OVERHEAD_MIB ? 0
-			: (uint32_t)MIN(limit_mib - MOAT_VM_OVERHEAD_MIB, UINT32_MAX);
+		mib = limit_mib <= MOAT_VM_OVERHEAD_MIB
+			      ? 0
+			      : (uint32_t)MIN(limit_mib - MOAT_VM_OVERHEAD_MIB, UINT32_MAX);
 	if (annotation_number(cfg, MOAT_VM_MEMORY_ANNOTATION, 1UL << 20, &mib, err) < 0)
 		return moat_error_ret(err);
 	if (!asked)
 		snprintf(besides, sizeof(besides), " besides the VMM's own %d MiB",
 			 MOAT_VM_OVERHEAD_MIB);
 	if (mib < MOAT_VM_MIN_MEMORY_MIB)
-		return moat_error_msg(err, EINVAL, "%s: the guest would get %u MiB; it needs at least "
+		return moat_error_msg(err, EINVAL,
+				      "%s: the guest would get %u MiB; it needs at least "
 				      "%d MiB%s",
 				      asked ? "annotations." MOAT_VM_MEMORY_ANNOTATION
 					    : "linux.resources.memory.limit",
@@ -152,10 +158,11 @@ int moat_vm_check_memory_update(uint32_t guest_mib, const struct oci_resources *
 		snprintf(limit, sizeof(limit), "%lld MiB", (long long)(m->limit >> 20));
 	else
 		snprintf(limit, sizeof(limit), "%lld bytes", (long long)m->limit);
-	return moat_error_msg(err, EINVAL,
-			      "linux.resources.memory.limit %s is below what this microVM needs: its "
-			      "guest has %u MiB and QEMU takes %d MiB beside it (%llu MiB)",
-			      limit, guest_mib, MOAT_VM_OVERHEAD_MIB, (unsigned long long)need_mib);
+	return moat_error_msg(
+		err, EINVAL,
+		"linux.resources.memory.limit %s is below what this microVM needs: its "
+		"guest has %u MiB and QEMU takes %d MiB beside it (%llu MiB)",
+		limit, guest_mib, MOAT_VM_OVERHEAD_MIB, (unsigned long long)need_mib);
 }
 
 /* vCPUs: moat.vm.cpus, else the CPU quota rounded up, else 1. */
@@ -181,8 +188,8 @@ int moat_vm_choose(const struct oci_config *cfg, bool as_vm, const struct moat_v
 	if (choose_isolation(cfg, as_vm, d, &c.isolation, err) < 0)
 		return moat_error_ret(err);
 	if (c.isolation == MOAT_ISOLATION_MICROVM &&
-	    (choose_accel(cfg, d, &c.accel, err) < 0 || choose_memory(cfg, &c.memory_mib, err) < 0 ||
-	     choose_cpus(cfg, &c.cpus, err) < 0))
+	    (choose_accel(cfg, d, &c.accel, err) < 0 ||
+	     choose_memory(cfg, &c.memory_mib, err) < 0 || choose_cpus(cfg, &c.cpus, err) < 0))
 		return moat_error_ret(err);
 	*ret = c;
 	return 0;
@@ -215,13 +222,14 @@ int moat_vm_accel_check(enum moat_vm_accel accel, moat_error *err)
 	if (accel == MOAT_VM_ACCEL_TCG)
 		return 0;
 	if (access("/sys/module/kvm_pvm", F_OK) == 0 || !cpu_virtualizes())
-		return moat_error_msg(err, ENODEV,
-				      "annotations." MOAT_VM_ACCEL_ANNOTATION "=kvm: this host's CPU "
-				      "has no hardware virtualization (no vmx or svm flag%s); ask "
-				      "for " MOAT_VM_ACCEL_ANNOTATION "=tcg (emulation, much slower)",
-				      access("/sys/module/kvm_pvm", F_OK) == 0
-					      ? ", and /dev/kvm is KVM-PVM, a software nested hypervisor"
-					      : "");
+		return moat_error_msg(
+			err, ENODEV,
+			"annotations." MOAT_VM_ACCEL_ANNOTATION "=kvm: this host's CPU "
+			"has no hardware virtualization (no vmx or svm flag%s); ask "
+			"for " MOAT_VM_ACCEL_ANNOTATION "=tcg (emulation, much slower)",
+			access("/sys/module/kvm_pvm", F_OK) == 0
+				? ", and /dev/kvm is KVM-PVM, a software nested hypervisor"
+				: "");
 	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return moat_error_set(err, errno,

@@ -47,7 +47,7 @@ struct moat_vm_choice {
 
 /* What the policy file says (policy.h reads it). */
 struct moat_vm_defaults {
-	bool microvm;               /* microVM unless the config asks for a container */
+	bool microvm; /* microVM unless the config asks for a container */
 	enum moat_vm_accel accel;
 };
 

@@ -43,12 +43,13 @@ int moat_vm_check_network(moat_error *err)
 		return moat_error_set(err, errno, "microvm: list the network interfaces");
 	for (i = ifs; i->if_index != 0 && r == 0; i++)
 		if (strcmp(i->if_name, "lo") != 0)
-			r = moat_error_msg(err, EOPNOTSUPP,
-					   "microvm: the network namespace has interface %s; "
-					   "networking into the guest is not supported yet (run with "
-					   "a network namespace that holds only lo, e.g. "
-					   "--network none)",
-					   i->if_name);
+			r = moat_error_msg(
+				err, EOPNOTSUPP,
+				"microvm: the network namespace has interface %s; "
+				"networking into the guest is not supported yet (run with "
+				"a network namespace that holds only lo, e.g. "
+				"--network none)",
+				i->if_name);
 	if_freenameindex(ifs);
 	return r;
 }
@@ -86,13 +87,19 @@ int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 {
 	struct moat_msg_start start = start_message(s);
 	moat_error err = MOAT_ERROR_INIT;
-	struct moat_vm_launch l = { .qemu = MOAT_VM_JAIL_QEMU, .qemu_fd = s->qemu_fd,
+	struct moat_vm_launch l = { .qemu = MOAT_VM_JAIL_QEMU,
+				    .qemu_fd = s->qemu_fd,
 				    .kernel = MOAT_VM_JAIL_KERNEL,
 				    .initramfs = MOAT_VM_JAIL_INITRAMFS,
 				    .rootfs = MOAT_VM_JAIL_ROOTFS,
-				    .rootfs_readonly = s->share_readonly, .vm = &s->vm };
-	struct moat_vm_relay r = { .in_fd = 0, .out_fd = 1, .err_fd = 2, .terminal = terminal,
-				   .start = &start, .exec_fd = s->exec_fd,
+				    .rootfs_readonly = s->share_readonly,
+				    .vm = &s->vm };
+	struct moat_vm_relay r = { .in_fd = 0,
+				   .out_fd = 1,
+				   .err_fd = 2,
+				   .terminal = terminal,
+				   .start = &start,
+				   .exec_fd = s->exec_fd,
 				   .boot_timeout_ms = VM_BOOT_TIMEOUT_MS };
 	int sp[2], code = -1;
 

@@ -20,15 +20,15 @@
 /* What the init needs to be the supervisor. */
 struct moat_vm_session {
 	struct moat_vm_choice vm;
-	struct moat_msg_start start; /* for the workload */
-	int exec_fd;                 /* the listening socket moat exec connects to */
-	int qemu_fd;                 /* the host's QEMU (moat_vm_assets.qemu_fd, not owned) */
+	struct moat_msg_start start;       /* for the workload */
+	int exec_fd;                       /* the listening socket moat exec connects to */
+	int qemu_fd;                       /* the host's QEMU (moat_vm_assets.qemu_fd, not owned) */
 	struct moat_rootfs_inner workload; /* the workload's mounts inside /rootfs */
-	size_t *workload_index;      /* workload.index's storage */
-	char **workload_landed;      /* workload.landed's storage (filled in by the init) */
-	size_t n_workload;           /* how many mounts of the jail are the workload's */
-	char **guest_dirs;           /* workload.dirs's storage */
-	bool share_readonly;         /* nothing in /rootfs is writable: export it read-only */
+	size_t *workload_index;            /* workload.index's storage */
+	char **workload_landed;            /* workload.landed's storage (filled in by the init) */
+	size_t n_workload;                 /* how many mounts of the jail are the workload's */
+	char **guest_dirs;                 /* workload.dirs's storage */
+	bool share_readonly;               /* nothing in /rootfs is writable: export it read-only */
 };
 
 /* Closes exec_fd (the supervisor holds its own copy); accepts NULL. */

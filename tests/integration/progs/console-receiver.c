@@ -21,7 +21,9 @@ int main(int argc, char **argv)
 		char b[CMSG_SPACE(sizeof(int))];
 	} ctl;
 	struct iovec iov = { data, sizeof(data) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = ctl.b,
 			      .msg_controllen = sizeof(ctl.b) };
 	struct cmsghdr *h;
 	int lfd, cfd, pty, rfd;

@@ -14,7 +14,8 @@ int main(int argc, char **argv)
 	if (argc != 4 || (dir = open(argv[1], O_PATH | O_DIRECTORY)) < 0)
 		return 2;
 	for (;;)
-		if (syscall(SYS_renameat2, dir, argv[2], dir, argv[3], 2 /* RENAME_EXCHANGE */) < 0) {
+		if (syscall(SYS_renameat2, dir, argv[2], dir, argv[3], 2 /* RENAME_EXCHANGE */) <
+		    0) {
 			perror("renameat2");
 			return 1;
 		}
