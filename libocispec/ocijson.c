@@ -303,17 +303,10 @@ void ocijson_free(const struct ocijson_type *type, void *obj)
 
 /* ---- merge -------------------------------------------------------------------------- */
 
+/* A number or a bool: its size; 0 for a pointer kind. */
 static size_t scalar_size(enum ocijson_kind k)
 {
-	switch (k) {
-	case OCIJSON_BOOL: return sizeof(bool);
-	case OCIJSON_INT32: return sizeof(int32_t);
-	case OCIJSON_INT64: return sizeof(int64_t);
-	case OCIJSON_UINT16: return sizeof(uint16_t);
-	case OCIJSON_UINT32: return sizeof(uint32_t);
-	case OCIJSON_UINT64: return sizeof(uint64_t);
-	default: return 0;
-	}
+	return k >= OCIJSON_BOOL && k <= OCIJSON_UINT64 ? ocijson_elem_size(k) : 0;
 }
 
 static void merge_field(const struct ocijson_field *f, void *dst, void *src)

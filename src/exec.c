@@ -315,7 +315,7 @@ int moat_cmd_exec(struct moat_globals *g, int argc, char **argv)
 	oci_process_free(p);
 	if (r < 0)
 		return moat_fail(&err);
-	/* what the process was started with despite (its seccomp profile's skipped names) */
+	/* warnings of a process that started (its seccomp profile's skipped names, say) */
 	moat_log_warnings(&err);
 	moat_error_clear(&err);
 	return o.detach ? EXIT_SUCCESS : status;
