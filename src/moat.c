@@ -3,7 +3,9 @@
  * and dispatch to one file per subcommand. */
 #include "moat.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,8 @@ static const struct moat_command commands[] = {
 	{ "ps", "list the processes of a container", moat_cmd_ps },
 	{ "resume", "thaw a paused container", moat_cmd_resume },
 	{ "run", "create and start a container", moat_cmd_run },
+	{ "sandbox", "run a program nobody reviewed under limits, and report on it as JSON",
+	  moat_cmd_sandbox },
 	{ "spec", "write a hardened default config.json", moat_cmd_spec },
 	{ "start", "start the user process of a created container", moat_cmd_start },
 	{ "state", "print a container's state as JSON", moat_cmd_state },
@@ -227,6 +231,28 @@ static int parse_globals(int argc, char **argv, struct moat_globals *g)
 	return 0;
 }
 
+/* A size: an integer with an optional k/m/g/t suffix (binary), or -1. */
+int moat_parse_size(const char *cmd, const char *flag, const char *s, int64_t *ret)
+{
+	static const char units[] = "kmgt";
+	const char *u;
+	char *end;
+	long long v;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno == 0 && *end != '\0' && end[1] == '\0' && end != s &&
+	    (u = strchr(units, end[0] | 0x20)) != NULL) {
+		shift = 10 * (int)(u - units + 1);
+		end++;
+	}
+	if (errno || end == s || *end != '\0' || v < -1 || (v > 0 && v > (LLONG_MAX >> shift)))
+		return moat_usage_error(cmd, "%s: '%s' is not a size", flag, s);
+	*ret = v == -1 ? -1 : (int64_t)((unsigned long long)v << shift);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct moat_globals g = { .root = NULL, .argv0 = argv[0] };
@@ -250,7 +276,7 @@ int main(int argc, char **argv)
 	/* A process that enters a container (create, run, exec) runs from a sealed
 	 * copy of moat, never from the host binary (CVE-2019-5736). */
 	if ((strcmp(argv[optind], "create") == 0 || strcmp(argv[optind], "run") == 0 ||
-	     strcmp(argv[optind], "exec") == 0) &&
+	     strcmp(argv[optind], "exec") == 0 || strcmp(argv[optind], "sandbox") == 0) &&
 	    moat_exec_sealed_self(argv, &err) < 0)
 		return moat_fail(&err);
 	for (i = 0; i < MOAT_ARRAY_SIZE(commands); i++) {

@@ -4,6 +4,7 @@
 #define MOAT_MOAT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct moat_globals {
 	const char *root;           /* --root: state directory */
@@ -41,6 +42,7 @@ int moat_cmd_resume(struct moat_globals *g, int argc, char **argv);
 int moat_cmd_ps(struct moat_globals *g, int argc, char **argv);
 int moat_cmd_update(struct moat_globals *g, int argc, char **argv);
 int moat_cmd_policy(struct moat_globals *g, int argc, char **argv);
+int moat_cmd_sandbox(struct moat_globals *g, int argc, char **argv);
 
 /* --rootless, with auto resolved from the effective uid. */
 bool moat_is_rootless(const struct moat_globals *g);
@@ -52,6 +54,9 @@ struct moat_run_opts;
  * usage errors; returns 0 or an exit status. */
 int moat_parse_create_args(struct moat_globals *g, const char *cmd, int argc, char **argv,
 			   struct moat_create_opts *o, struct moat_run_opts *run);
+/* A size: an integer with an optional k/m/g/t suffix (binary), or -1. Prints the usage error
+ * (naming cmd and flag) and returns an exit status, or 0. */
+int moat_parse_size(const char *cmd, const char *flag, const char *s, int64_t *ret);
 /* getopt returned '?': name the option it did not accept. */
 int moat_bad_option(const char *cmd, char **argv);
 int moat_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

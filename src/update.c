@@ -55,28 +55,6 @@ enum {
 	OPT_BLKIO_WEIGHT,
 };
 
-/* A size: an integer with an optional k/m/g/t suffix (binary), or -1. */
-static int parse_size(const char *flag, const char *s, int64_t *ret)
-{
-	static const char units[] = "kmgt";
-	const char *u;
-	char *end;
-	long long v;
-	int shift = 0;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno == 0 && *end != '\0' && end[1] == '\0' && end != s &&
-	    (u = strchr(units, end[0] | 0x20)) != NULL) {
-		shift = 10 * (int)(u - units + 1);
-		end++;
-	}
-	if (errno || end == s || *end != '\0' || v < -1 || (v > 0 && v > (LLONG_MAX >> shift)))
-		return moat_usage_error("update", "%s: '%s' is not a size", flag, s);
-	*ret = v == -1 ? -1 : (int64_t)((unsigned long long)v << shift);
-	return 0;
-}
-
 static int parse_int(const char *flag, const char *s, long long min, long long max, int64_t *ret)
 {
 	char *end;
@@ -113,7 +91,7 @@ static int apply_memory_flag(int opt, const char *arg, struct oci_resources *r)
 
 	switch (opt) {
 	case OPT_MEMORY:
-		if (parse_size("--memory", arg, &v) != 0)
+		if (moat_parse_size("update", "--memory", arg, &v) != 0)
 			return EXIT_FAILURE;
 		m->limit = v, m->limit_present = true;
 		/* Unlimited memory lifts memory+swap too (v1 refuses a limit above memsw), unless
@@ -122,12 +100,12 @@ static int apply_memory_flag(int opt, const char *arg, struct oci_resources *r)
 			m->swap = -1, m->swap_present = true;
 		break;
 	case OPT_MEMORY_SWAP:
-		if (parse_size("--memory-swap", arg, &v) != 0)
+		if (moat_parse_size("update", "--memory-swap", arg, &v) != 0)
 			return EXIT_FAILURE;
 		m->swap = v, m->swap_present = true;
 		break;
 	default:
-		if (parse_size("--memory-reservation", arg, &v) != 0)
+		if (moat_parse_size("update", "--memory-reservation", arg, &v) != 0)
 			return EXIT_FAILURE;
 		m->reservation = v, m->reservation_present = true;
 		break;

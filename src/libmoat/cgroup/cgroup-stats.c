@@ -59,6 +59,7 @@ static const struct value_file value_files[] = {
 	{ CG_MEMORY, false, "memory.kmem.tcp.failcnt", ST(memory.kernel_tcp.failcnt), 0 },
 	{ CG_PIDS, false, "pids.current", ST(pids.current), 0 },
 	{ CG_PIDS, false, "pids.max", ST(pids.limit), MAX_ABSENT },
+	{ CG_PIDS, false, "pids.peak", ST(pids.peak), 0 },
 	{ CG_MEMORY, true, "memory.current", ST(memory.usage.usage), 0 },
 	{ CG_MEMORY, true, "memory.peak", ST(memory.usage.max), 0 },
 	{ CG_MEMORY, true, "memory.max", ST(memory.usage.limit), MAX_UNLIMITED },
@@ -67,6 +68,7 @@ static const struct value_file value_files[] = {
 	{ CG_MEMORY, true, "memory.swap.max", ST(memory.swap.limit), MAX_UNLIMITED },
 	{ CG_PIDS, true, "pids.current", ST(pids.current), 0 },
 	{ CG_PIDS, true, "pids.max", ST(pids.limit), MAX_ABSENT },
+	{ CG_PIDS, true, "pids.peak", ST(pids.peak), 0 },
 };
 
 /* One key of a flat-keyed file ("key value" lines). */
@@ -102,6 +104,10 @@ static const struct key_row memory_events_rows[] = {
 	{ "max", ST(memory.usage.failcnt), 1 },
 	{ "oom_kill", ST(memory.oom_kill), 1 },
 };
+/* forks refused at pids.max (v1 and v2 alike) */
+static const struct key_row pids_events_rows[] = {
+	{ "max", ST(pids.failcnt), 1 },
+};
 static const struct key_row swap_events_rows[] = {
 	{ "max", ST(memory.swap.failcnt), 1 },
 };
@@ -118,6 +124,8 @@ static const struct keyed_file keyed_files[] = {
 	{ CG_CPUACCT, false, "cpuacct.stat", ROWS(cpuacct_stat_rows) },
 	{ CG_CPU, false, "cpu.stat", ROWS(v1_cpu_stat_rows) },
 	{ CG_MEMORY, false, "memory.oom_control", ROWS(oom_control_rows) },
+	{ CG_PIDS, false, "pids.events", ROWS(pids_events_rows) },
+	{ CG_PIDS, true, "pids.events", ROWS(pids_events_rows) },
 	{ CG_CPU, true, "cpu.stat", ROWS(v2_cpu_stat_rows) },
 	{ CG_MEMORY, true, "memory.events", ROWS(memory_events_rows) },
 	{ CG_MEMORY, true, "memory.swap.events", ROWS(swap_events_rows) },

@@ -77,7 +77,9 @@ struct moat_cgroup_stats {
 	} memory;
 	struct {
 		struct moat_stat current;
-		struct moat_stat limit; /* absent when pids.max is "max" */
+		struct moat_stat limit;   /* absent when pids.max is "max" */
+		struct moat_stat failcnt; /* forks refused at the limit (pids.events "max") */
+		struct moat_stat peak;    /* the most there were (pids.peak, Linux 6.1+) */
 	} pids;
 	struct {
 		struct moat_blkio_list service_bytes; /* bytes per device and operation */

@@ -127,6 +127,8 @@ static const struct {
 	  false },
 	{ MOAT_VM_ACCEL_ANNOTATION, "kvm|tcg: the microVM's accelerator (kvm needs vmx or svm)",
 	  false },
+	{ MOAT_VM_VMM_USER_ANNOTATION,
+	  "UID:GID: the container ids the microVM's VMM runs as (default 0:0)", false },
 	{ MOAT_VM_CPUS_ANNOTATION, "N: the microVM's vCPUs (default: from the CPU quota, else 1)",
 	  false },
 	{ MOAT_VM_MEMORY_ANNOTATION,

@@ -359,6 +359,10 @@ static int exec_in_vm(const struct moat_exec_opts *o, struct target *t, int *ret
 	vo.process = &proc;
 	r = moat_vm_exec(&vo, dirfd, ret_status, err);
 	close(dirfd);
+	if (r == 0 && !o->detach && o->ret_wstatus != NULL)
+		*o->ret_wstatus = *ret_status > 128 && *ret_status <= 128 + 64
+					  ? *ret_status - 128
+					  : (*ret_status & 0xff) << 8;
 	return r;
 }
 
@@ -414,6 +418,8 @@ int moat_container_exec(const struct moat_exec_opts *o, int *ret_status, moat_er
 		else
 			r = moat_wait_foreground(pid, &set, &wstatus, err);
 		*ret_status = moat_exit_status(wstatus);
+		if (o->ret_wstatus != NULL)
+			*o->ret_wstatus = wstatus;
 	}
 	if (console >= 0)
 		close(console);

@@ -28,6 +28,9 @@ struct moat_exec_opts {
 	 * cgroup and runs nothing until the container is resumed: moat exec (--detach too)
 	 * returns only then. Without it a paused container is refused, as by runc. */
 	bool ignore_paused;
+	/* In the foreground, also the process's wait status (NULL: not wanted); a microVM's
+	 * guest reports an exit code, 128+N standing for signal N. */
+	int *ret_wstatus;
 };
 
 /* The container's own process (from its saved config), as the base that

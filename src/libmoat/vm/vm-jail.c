@@ -2,7 +2,9 @@
 /* moat: the VMM's jail (vm-jail.h). */
 #include "vm-jail.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,7 +307,33 @@ static void jail_mounts(struct oci_config *jail, const struct oci_config *user, 
 }
 
 /* The supervisor: root of the user namespace, no capabilities, no_new_privs. */
-static void jail_process(struct oci_config *jail)
+/* The VMM's ids in the container (moat.vm.vmm-user), 0:0 when unset. */
+static int vmm_user(const struct oci_config *user, uint32_t *ret_uid, uint32_t *ret_gid,
+		    moat_error *err)
+{
+	const char *v = oci_string_map_get(user->annotations, MOAT_VM_VMM_USER_ANNOTATION);
+	unsigned long uid, gid;
+	char *end;
+
+	*ret_uid = *ret_gid = 0;
+	if (v == NULL)
+		return 0;
+	errno = 0;
+	uid = strtoul(v, &end, 10);
+	if (errno == 0 && end != v && *end == ':' && end[1] >= '0' && end[1] <= '9')
+		gid = strtoul(end + 1, &end, 10);
+	else
+		end = (char *)v;
+	if (errno || end == v || *end != '\0' || v[0] == '-' || uid > UINT32_MAX - 1 ||
+	    gid > UINT32_MAX - 1)
+		return moat_error_msg(err, EINVAL, "annotations.%s: '%s' is not UID:GID (numbers)",
+				      MOAT_VM_VMM_USER_ANNOTATION, v);
+	*ret_uid = (uint32_t)uid;
+	*ret_gid = (uint32_t)gid;
+	return 0;
+}
+
+static void jail_process(struct oci_config *jail, uint32_t uid, uint32_t gid)
 {
 	struct oci_process *p = jail->process;
 	static const char *const args[] = { "moat-vm-supervisor" };
@@ -327,7 +355,8 @@ static void jail_process(struct oci_config *jail)
 		free(p->user->additional_gids);
 		p->user->additional_gids = NULL;
 		p->user->additional_gids_len = 0;
-		p->user->uid = p->user->gid = 0;
+		p->user->uid = uid;
+		p->user->gid = gid;
 	}
 	ocijson_free(&oci_capabilities_type, p->capabilities);
 	p->capabilities = NULL;
@@ -372,15 +401,19 @@ int moat_vm_jail_config(const struct oci_config *user, const char *rootfs, const
 			const struct moat_vm_assets *a, struct moat_vm_session *s,
 			struct oci_config **ret, moat_error *err)
 {
-	struct oci_config *jail = copy_config(user, err);
+	struct oci_config *jail;
+	uint32_t uid, gid;
 
+	if (vmm_user(user, &uid, &gid, err) < 0)
+		return moat_error_ret(err);
+	jail = copy_config(user, err);
 	if (jail == NULL)
 		return moat_error_ret(err);
 	free(jail->root->path);
 	jail->root->path = xstrdup(jail_root);
 	jail->root->readonly = jail->root->readonly_present = true;
 	jail_mounts(jail, user, rootfs, a, s);
-	jail_process(jail);
+	jail_process(jail, uid, gid);
 	if (jail->linux == NULL)
 		jail->linux = xcalloc(1, sizeof(*jail->linux));
 	if (jail_linux(jail->linux, &s->vm, err) < 0) {

@@ -26,6 +26,9 @@
 #define MOAT_VM_ACCEL_ANNOTATION "moat.vm.accel"
 #define MOAT_VM_MEMORY_ANNOTATION "moat.vm.memory_mib"
 #define MOAT_VM_CPUS_ANNOTATION "moat.vm.cpus"
+/* UID:GID (ids of the container) the VMM runs as, default 0:0: with the 9p share, the files
+ * the guest makes are the VMM's, so `moat sandbox` runs it as the sandbox's user */
+#define MOAT_VM_VMM_USER_ANNOTATION "moat.vm.vmm-user"
 
 /* Guest memory in MiB when nothing sets it, and the least a guest kernel plus agent boots in. */
 #define MOAT_VM_DEFAULT_MEMORY_MIB 256

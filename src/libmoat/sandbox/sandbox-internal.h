@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* moat: what the parts of a sandbox hand each other (sandbox/ only).
+ *
+ * A sandbox's state directory <root>/<uid>/<name>/ holds:
+ *   layer/          a tmpfs of the disk size: upper/ and work/ of the overlay, and init/,
+ *                   the sandbox's own read-only layer (/.moat/init, the idle init)
+ *   rootfs/         the overlay: init/ and the base below, upper/ on top
+ *   bundle/         config.json of the sandbox's container (root.path is rootfs/)
+ * The mounts are made in the keeper's mount namespace, so they end with it. */
+#ifndef MOAT_SANDBOX_INTERNAL_H
+#define MOAT_SANDBOX_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "oci-config.h"
+#include "sandbox.h"
+
+/* the idle init's path inside the sandbox */
+#define SB_INIT_PATH "/.moat/init"
+
+/* ---- sandbox-layer.c: the writable layer and the overlay ---- */
+
+struct sb_layer {
+	const char *dir; /* the sandbox's state directory, by path */
+	int state_fd;    /* the sandbox's state directory */
+	int upper_fd;    /* layer/upper */
+	int base_fd;     /* the base, O_PATH */
+	bool layer_mounted, rootfs_mounted;
+};
+
+/* Mount the tmpfs of o->disk bytes, make upper/, work/, init/ (with the idle init) and the
+ * workdir (owned by the sandbox's user), open the base. */
+int sb_layer_make(const struct moat_sandbox_opts *o, const char *dir, int state_fd,
+		  struct sb_layer *l, moat_error *err);
+/* The overlay at rootfs/. */
+int sb_layer_mount(const struct moat_sandbox_opts *o, struct sb_layer *l, moat_error *err);
+/* Whether the writable layer is full (no block or no inode left). */
+bool sb_layer_full(const struct sb_layer *l);
+/* Unmount what was mounted and close the fds (the directories stay for the caller). */
+void sb_layer_release(struct sb_layer *l);
+
+/* ---- sandbox-files.c: files between the host and the sandbox ---- */
+
+/* Copy each host path (a file or a directory tree, symlinks inside copied as symlinks) into
+ * the upper layer, owned by uid:gid, before the sandbox starts. */
+int sb_copy_in(const struct moat_sandbox_opts *o, const struct sb_layer *l, moat_error *err);
+/* Copy each sandbox path out of the merged root (rootfd): regular files and directories
+ * only, symlinks never followed (skipped, with a warning), each file and the whole at most
+ * MOAT_SANDBOX_COPY_OUT_MAX bytes. */
+int sb_copy_out(const struct moat_sandbox_opts *o, int rootfd, moat_error *err);
+/* The sandbox path of a copy: absolute as given, else under the workdir. */
+char *sb_sandbox_path(const struct moat_sandbox_opts *o, const char *path);
+
+/* ---- sandbox-diff.c: what the command changed ---- */
+
+struct sb_baseline;
+/* What the upper layer holds before the command runs (the workdir, the files copied in). */
+int sb_baseline_take(const struct sb_layer *l, struct sb_baseline **ret, moat_error *err);
+void sb_baseline_free(struct sb_baseline *b);
+MOAT_DEFINE_CLEANUP(struct sb_baseline, sb_baseline_free)
+/* Every path added, modified or deleted in the upper layer since the baseline, sorted. */
+int sb_diff(const struct sb_layer *l, const struct sb_baseline *b, struct moat_sandbox_result *r,
+	    moat_error *err);
+
+/* ---- sandbox-config.c: the sandbox's container ---- */
+
+/* The container's config: moat's hardened default with the sandbox's root, limits and idle
+ * init. */
+int sb_config(const struct moat_sandbox_opts *o, const char *rootfs, struct oci_config **ret,
+	      moat_error *err);
+/* The process of a command. */
+int sb_command_process(const struct moat_sandbox_opts *o, struct oci_process **ret,
+		       moat_error *err);
+
+/* ---- sandbox-command.c: one command, run, watched and collected ---- */
+
+struct sb_target {
+	const char *root; /* the containers' state root */
+	const char *id;
+	const char *policy;
+};
+
+/* Run process in the sandbox's container with o's timeout and output limit, and fill r's
+ * exit (code, signal and reason: timeout, output-limit, oom, pids, disk from the cgroup's
+ * counters and the layer l, else exited or signaled), time.started and .ended, resources,
+ * stdout and stderr. A kill goes to every process of the container. A hang-up on abort_fd
+ * kills the command and returns -ECANCELED. */
+int sb_command_run(const struct sb_target *t, const struct moat_sandbox_opts *o,
+		   const struct oci_process *process, const struct sb_layer *l, int abort_fd,
+		   struct moat_sandbox_result *r, moat_error *err);
+
+#endif

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* moat: a sandbox from start to end (sandbox.h): make it, run the command, collect, destroy. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "container.h"
+#include "oci-cleanup.h"
+#include "sandbox-internal.h"
+#include "strv.h"
+#include "utils.h"
+
+static const char *const reason_names[] = {
+	[MOAT_SANDBOX_EXITED] = "exited",
+	[MOAT_SANDBOX_SIGNALED] = "signaled",
+	[MOAT_SANDBOX_TIMEOUT] = "timeout",
+	[MOAT_SANDBOX_OOM] = "oom",
+	[MOAT_SANDBOX_PIDS_LIMIT] = "pids",
+	[MOAT_SANDBOX_DISK_FULL] = "disk",
+	[MOAT_SANDBOX_OUTPUT_LIMIT_HIT] = "output-limit",
+	[MOAT_SANDBOX_LIFETIME] = "lifetime",
+	[MOAT_SANDBOX_ERROR] = "error",
+};
+
+const char *moat_sandbox_reason_name(enum moat_sandbox_reason r)
+{
+	return reason_names[r];
+}
+
+int moat_sandbox_check_name(const char *name, moat_error *err)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 63 || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_.-") != n ||
+	    name[0] == '.' || name[0] == '-' || name[0] == '_')
+		return moat_error_msg(
+			err, EINVAL,
+			"sandbox name '%s': 1 to 63 of a-z 0-9 _ . -, starting with a "
+			"letter or digit",
+			name);
+	return 0;
+}
+
+void moat_sandbox_result_free(struct moat_sandbox_result *r)
+{
+	if (r == NULL)
+		return;
+	free(r->sandbox);
+	strv_free(r->argv);
+	free(r->message);
+	free(r->isolation);
+	free(r->accel);
+	free(r->guest_kernel);
+	strv_free(r->policy);
+	free(r->out.data);
+	free(r->err.data);
+	for (size_t i = 0; i < r->n_files; i++) {
+		free(r->files[i].path);
+		free(r->files[i].target);
+	}
+	free(r->files);
+	free(r);
+}
+
+static double ms_between(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/* One sandbox being built, run and destroyed. */
+struct sandbox {
+	const struct moat_sandbox_opts *o;
+	char *name, *dir, *runtime, *id;
+	int state_fd;
+	struct sb_layer layer;
+	bool created;
+	pid_t init;
+	struct sb_baseline *baseline;
+};
+
+static int make_state_dir(struct sandbox *s, moat_error *err)
+{
+	uid_t uid = getuid();
+	_cleanup_free_ char *user_dir = xasprintf("%s/%u", MOAT_SANDBOX_ROOT, (unsigned)uid);
+
+	if (mkdir_p(MOAT_SANDBOX_ROOT, 0711, err) < 0 || mkdir_p(s->runtime, 0700, err) < 0)
+		return moat_error_ret(err);
+	if (mkdir(user_dir, 0700) < 0 && errno != EEXIST)
+		return moat_error_set(err, errno, "sandbox: mkdir %s", user_dir);
+	if (chown(user_dir, uid, getgid()) < 0)
+		return moat_error_set(err, errno, "sandbox: chown %s", user_dir);
+	if (mkdir(s->dir, 0700) < 0) {
+		if (errno == EEXIST)
+			return moat_error_msg(err, EEXIST, "sandbox '%s' already exists", s->name);
+		return moat_error_set(err, errno, "sandbox: mkdir %s", s->dir);
+	}
+	s->state_fd = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->state_fd < 0)
+		return moat_error_set(err, errno, "sandbox: open %s", s->dir);
+	return 0;
+}
+
+static int write_bundle(struct sandbox *s, moat_error *err)
+{
+	_cleanup_(oci_config_freep) struct oci_config *cfg = NULL;
+	_cleanup_free_ char *rootfs = xasprintf("%s/rootfs", s->dir), *json = NULL, *msg = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t len;
+
+	if (sb_config(s->o, rootfs, &cfg, err) < 0)
+		return moat_error_ret(err);
+	if (oci_config_generate(cfg, true, &json, &len, &msg) < 0)
+		return moat_error_msg(err, EINVAL, "sandbox config: %s", msg ? msg : "generate");
+	if (mkdirat(s->state_fd, "bundle", 0700) < 0)
+		return moat_error_set(err, errno, "sandbox: mkdir bundle");
+	fd = openat(s->state_fd, "bundle", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return moat_error_set(err, errno, "sandbox: open bundle");
+	return write_file_atomic_at(fd, "config.json", json, len, 0600, err);
+}
+
+/* What is in force, as the container's state shows it. */
+static void note_isolation(struct sandbox *s, struct moat_sandbox_result *r)
+{
+	struct moat_report *rep = NULL;
+	moat_error e = MOAT_ERROR_INIT;
+	size_t n = 0;
+
+	if (moat_container_report(s->runtime, s->id, &rep, &e) < 0) {
+		moat_error_clear(&e);
+		return;
+	}
+	for (size_t i = 0; rep->annotations != NULL && i < rep->annotations->len; i++) {
+		const char *k = rep->annotations->keys[i], *v = rep->annotations->values[i];
+
+		if (strcmp(k, "moat.isolation") == 0)
+			r->isolation = xstrdup(v);
+		else if (strcmp(k, "moat.vm.accel") == 0)
+			r->accel = xstrdup(v);
+		else if (strncmp(k, "moat.policy.", 12) == 0) {
+			strv_push(&r->policy, &n, k + 12);
+			strv_push(&r->policy, &n, v);
+		}
+	}
+	moat_report_free(rep);
+}
+
+static int setup(struct sandbox *s, struct moat_sandbox_result *r, moat_error *err)
+{
+	struct moat_create_opts co = { .root = s->runtime, .id = s->id, .policy = s->o->policy };
+	_cleanup_free_ char *bundle = xasprintf("%s/bundle", s->dir);
+
+	/* the mounts below are the keeper's alone, and end with it; first, as an fd opened in
+	 * the namespace before is no place to mount on */
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return moat_error_set(err, errno, "sandbox: a mount namespace for the keeper");
+	if (make_state_dir(s, err) < 0)
+		return moat_error_ret(err);
+	if (sb_layer_make(s->o, s->dir, s->state_fd, &s->layer, err) < 0 ||
+	    sb_copy_in(s->o, &s->layer, err) < 0 || sb_layer_mount(s->o, &s->layer, err) < 0 ||
+	    write_bundle(s, err) < 0)
+		return moat_error_ret(err);
+	co.bundle = bundle;
+	if (moat_container_create(&co, &s->init, NULL, err) < 0)
+		return moat_error_ret(err);
+	s->created = true;
+	note_isolation(s, r);
+	if (moat_container_start(s->runtime, s->id, err) < 0)
+		return moat_error_ret(err);
+	/* after create, which made the mount points of /proc, /dev and /sys in the layer */
+	return sb_baseline_take(&s->layer, &s->baseline, err);
+}
+
+static void teardown(struct sandbox *s)
+{
+	moat_error e = MOAT_ERROR_INIT;
+
+	if (s->created) {
+		moat_container_kill(s->runtime, s->id, SIGKILL, true, &e);
+		moat_error_clear(&e);
+		while (s->init > 0 && waitpid(s->init, NULL, 0) < 0 && errno == EINTR)
+			;
+		moat_container_delete(s->runtime, s->id, true, &e);
+		moat_error_clear(&e);
+	}
+	sb_layer_release(&s->layer);
+	sb_baseline_free(s->baseline);
+	if (s->state_fd >= 0) {
+		_cleanup_free_ char *user_dir =
+			xasprintf("%s/%u", MOAT_SANDBOX_ROOT, (unsigned)getuid());
+		_cleanup_close_ int ufd = open(user_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+		close(s->state_fd);
+		if (ufd >= 0)
+			remove_tree_at(ufd, s->name, &e);
+		moat_error_clear(&e);
+	}
+}
+
+static void fail(struct moat_sandbox_result *r, moat_error *e)
+{
+	r->reason = MOAT_SANDBOX_ERROR;
+	if (r->message == NULL)
+		r->message = xstrdup(e->msg ? e->msg : "sandbox: failed");
+	moat_error_drop(e);
+}
+
+/* After the command: the files it changed, and the copies out of its root. */
+static void collect(struct sandbox *s, struct moat_sandbox_result *r, moat_error *err)
+{
+	_cleanup_free_ char *rootfs = xasprintf("%s/rootfs", s->dir);
+	_cleanup_close_ int rootfd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (sb_diff(&s->layer, s->baseline, r, err) < 0)
+		fail(r, err);
+	if (rootfd < 0 || sb_copy_out(s->o, rootfd, err) < 0)
+		fail(r, err);
+}
+
+static struct moat_sandbox_result *new_result(const char *name, char *const *argv)
+{
+	struct moat_sandbox_result *r = xcalloc(1, sizeof(*r));
+	size_t n = 0;
+
+	r->sandbox = xstrdup(name);
+	while (argv[n] != NULL)
+		n++;
+	r->argv = strv_copy((const char *const *)argv, n);
+	r->code = -1;
+	r->usage = (struct moat_sandbox_usage){ -1, -1, -1, -1 };
+	clock_gettime(CLOCK_REALTIME, &r->created);
+	return r;
+}
+
+static char *random_name(void)
+{
+	unsigned char b[6] = { 0 };
+
+	if (getrandom(b, sizeof(b), 0) != sizeof(b))
+		memset(b, 0, sizeof(b));
+	return xasprintf("run-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4], b[5]);
+}
+
+int moat_sandbox_run(const struct moat_sandbox_opts *o, int abort_fd,
+		     struct moat_sandbox_result **ret, moat_error *err)
+{
+	struct sandbox s = { .o = o, .state_fd = -1, .layer = { .upper_fd = -1, .base_fd = -1 } };
+	_cleanup_(oci_process_freep) struct oci_process *proc = NULL;
+	struct moat_sandbox_result *r;
+	struct timespec ready, gone;
+	int rc;
+
+	if (o->argv == NULL || o->argv[0] == NULL)
+		return moat_error_msg(err, EINVAL, "sandbox: no program to run (after --)");
+	if (o->name != NULL && moat_sandbox_check_name(o->name, err) < 0)
+		return moat_error_ret(err);
+	s.name = o->name ? xstrdup(o->name) : random_name();
+	s.dir = xasprintf("%s/%u/%s", MOAT_SANDBOX_ROOT, (unsigned)getuid(), s.name);
+	s.runtime = xasprintf("%s/.runtime", MOAT_SANDBOX_ROOT);
+	s.id = xasprintf("%u-%s", (unsigned)getuid(), s.name);
+	r = new_result(s.name, o->argv);
+	rc = setup(&s, r, err);
+	clock_gettime(CLOCK_REALTIME, &ready);
+	if (rc == 0 && sb_command_process(o, &proc, err) == 0) {
+		rc = sb_command_run(&(struct sb_target){ s.runtime, s.id, o->policy }, o, proc,
+				    &s.layer, abort_fd, r, err);
+		if (rc == -ECANCELED)
+			fail(r, err);
+		else if (rc == 0 && s.created) {
+			/* the run is over: nothing of it keeps going while the files are read */
+			moat_container_kill(s.runtime, s.id, SIGKILL, true, err);
+			moat_error_drop(err);
+			collect(&s, r, err);
+		}
+	}
+	if (rc < 0 || r->ended.tv_sec == 0) {
+		fail(r, err);
+		clock_gettime(CLOCK_REALTIME, &r->ended);
+	}
+	teardown(&s);
+	clock_gettime(CLOCK_REALTIME, &gone);
+	r->setup_ms = ms_between(&r->created, &ready);
+	r->run_ms = r->started.tv_sec ? ms_between(&r->started, &r->ended) : 0;
+	r->teardown_ms = ms_between(&r->ended, &gone);
+	if (r->isolation == NULL)
+		r->isolation = xstrdup(o->isolation ? o->isolation : "container");
+	free(s.name);
+	free(s.dir);
+	free(s.runtime);
+	free(s.id);
+	*ret = r;
+	return 0;
+}

@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* moat sandbox: run a program nobody reviewed under moat's contract, and print the result.
+ *
+ * `moat sandbox run` forks the sandbox's keeper and waits for the result. The keeper leaves
+ * the caller's session and stdio, does the whole task (libmoat's moat_sandbox_run) and sends
+ * back the exit status and the result document on a socket pair. When the caller dies (a
+ * SIGKILL at any point), the keeper sees its end of the pair hang up, kills the command and
+ * destroys the sandbox; killing the keeper takes the sandbox's processes with it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "moat.h"
+#include "sandbox-json.h"
+#include "sandbox.h"
+#include "utils.h"
+
+#define EXIT_TIMEOUT 124 /* as timeout(1) */
+#define EXIT_SANDBOX_ERROR 125
+
+static void usage(void)
+{
+	printf("Usage: moat sandbox run [OPTIONS] -- PROGRAM [ARG...]\n\n"
+	       "Make a sandbox from a read-only root filesystem, run PROGRAM in it (never through\n"
+	       "a shell) with the limits below, print the result as JSON\n"
+	       "(moat.sandbox.result/v1, docs/sandbox.md), and destroy everything.\n\n"
+	       "  --rootfs DIR            the base, used read-only (required)\n"
+	       "  --isolation MODE        container or microvm (default: the policy's)\n"
+	       "  --accel WHAT            a microVM's accelerator: kvm or tcg (default: the policy's)\n"
+	       "  --timeout D             wall clock of the command (default 60s; 0: none)\n"
+	       "  --memory B              memory limit (default 512m)\n"
+	       "  --cpus N                CPU quota, in CPUs (default: none)\n"
+	       "  --pids N                processes and threads (default 256)\n"
+	       "  --disk B                size of the writable layer (default 256m)\n"
+	       "  --output-limit B        bytes kept of each of stdout and stderr (default 1m)\n"
+	       "  --on-output-limit WHAT  kill (default) or truncate, past the output limit\n"
+	       "  --user UID[:GID]        the user inside (default 1000:1000)\n"
+	       "  --workdir DIR           the working directory, created (default /work)\n"
+	       "  --env K=V               an environment variable (repeatable); the program gets\n"
+	       "                          nothing else but PATH\n"
+	       "  --copy-in HOST:PATH     copy a host file or directory in (repeatable)\n"
+	       "  --copy-out PATH:HOST    copy a file or directory out after the run (repeatable;\n"
+	       "                          symlinks are not followed)\n"
+	       "  --result FILE           write the result there (default: stdout)\n\n"
+	       "Durations: N (seconds), Nms, Ns, Nm, Nh. Sizes: N, Nk, Nm, Ng.\n"
+	       "Exit status: the program's (128+N for signal N), 124 on timeout, 125 when moat\n"
+	       "failed; the result says which, and why.\n");
+}
+
+enum {
+	OPT_ROOTFS = 256,
+	OPT_ISOLATION,
+	OPT_ACCEL,
+	OPT_TIMEOUT,
+	OPT_MEMORY,
+	OPT_CPUS,
+	OPT_PIDS,
+	OPT_DISK,
+	OPT_OUTPUT_LIMIT,
+	OPT_ON_OUTPUT_LIMIT,
+	OPT_USER,
+	OPT_WORKDIR,
+	OPT_ENV,
+	OPT_COPY_IN,
+	OPT_COPY_OUT,
+	OPT_RESULT,
+};
+
+static const struct option run_options[] = {
+	{ "rootfs", required_argument, NULL, OPT_ROOTFS },
+	{ "isolation", required_argument, NULL, OPT_ISOLATION },
+	{ "accel", required_argument, NULL, OPT_ACCEL },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "memory", required_argument, NULL, OPT_MEMORY },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "pids", required_argument, NULL, OPT_PIDS },
+	{ "disk", required_argument, NULL, OPT_DISK },
+	{ "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
+	{ "on-output-limit", required_argument, NULL, OPT_ON_OUTPUT_LIMIT },
+	{ "user", required_argument, NULL, OPT_USER },
+	{ "workdir", required_argument, NULL, OPT_WORKDIR },
+	{ "env", required_argument, NULL, OPT_ENV },
+	{ "copy-in", required_argument, NULL, OPT_COPY_IN },
+	{ "copy-out", required_argument, NULL, OPT_COPY_OUT },
+	{ "result", required_argument, NULL, OPT_RESULT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* What the command line holds beside the library's options. */
+struct run_args {
+	struct moat_sandbox_opts o;
+	char **env;
+	size_t n_env;
+	struct moat_sandbox_copy *copies[2];
+	size_t n_copies[2];
+	const char *result;
+	char rootfs[PATH_MAX];
+};
+
+static int parse_duration(const char *flag, const char *s, uint64_t *ret_ms)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t ms;
+	} units[] = { { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 }, { "", 1000 } };
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == 0 && end != s && s[0] != '-')
+		for (size_t i = 0; i < MOAT_ARRAY_SIZE(units); i++)
+			if (strcmp(end, units[i].suffix) == 0 && v <= UINT64_MAX / units[i].ms) {
+				*ret_ms = v * units[i].ms;
+				return 0;
+			}
+	return moat_usage_error("sandbox run", "%s: '%s' is not a duration (N, Nms, Ns, Nm, Nh)",
+				flag, s);
+}
+
+static int parse_bytes(const char *flag, const char *s, uint64_t min, uint64_t *ret)
+{
+	int64_t v;
+
+	if (moat_parse_size("sandbox run", flag, s, &v) != 0)
+		return EXIT_FAILURE;
+	if (v < 0 || (uint64_t)v < min)
+		return moat_usage_error("sandbox run", "%s: '%s' is below the least, %llu bytes",
+					flag, s, (unsigned long long)min);
+	*ret = (uint64_t)v;
+	return 0;
+}
+
+static int parse_user(const char *s, struct moat_sandbox_opts *o)
+{
+	unsigned long uid, gid;
+	char *end;
+
+	errno = 0;
+	uid = strtoul(s, &end, 10);
+	gid = uid;
+	if (errno == 0 && end != s && *end == ':')
+		gid = strtoul(end + 1, &end, 10);
+	if (errno || end == s || *end != '\0' || s[0] == '-' || uid > 65535 || gid > 65535)
+		return moat_usage_error("sandbox run",
+					"--user: '%s' is not UID[:GID] (numbers in 0..65535)", s);
+	o->uid = (uid_t)uid;
+	o->gid = (gid_t)gid;
+	return 0;
+}
+
+/* HOST:PATH (copy-in, which 0) or PATH:HOST (copy-out, which 1): split at the first ':'. */
+static int add_copy(struct run_args *a, int which, char *arg)
+{
+	const char *flag = which == 0 ? "--copy-in" : "--copy-out";
+	char *colon = strchr(arg, ':');
+	struct moat_sandbox_copy c;
+
+	if (colon == NULL || colon == arg || colon[1] == '\0')
+		return moat_usage_error("sandbox run", "%s: '%s' is not %s", flag, arg,
+					which == 0 ? "HOST:PATH" : "PATH:HOST");
+	*colon = '\0';
+	c = which == 0 ? (struct moat_sandbox_copy){ arg, colon + 1 }
+		       : (struct moat_sandbox_copy){ colon + 1, arg };
+	a->copies[which] = xrealloc(a->copies[which], (a->n_copies[which] + 1) * sizeof(c));
+	a->copies[which][a->n_copies[which]++] = c;
+	return 0;
+}
+
+static int parse_value(struct run_args *a, int c, char *arg)
+{
+	struct moat_sandbox_opts *o = &a->o;
+	uint64_t v;
+	char *end;
+
+	switch (c) {
+	case OPT_ROOTFS:
+		if (realpath(arg, a->rootfs) == NULL)
+			return moat_usage_error("sandbox run", "--rootfs '%s': %s", arg,
+						strerror(errno));
+		o->rootfs = a->rootfs;
+		return 0;
+	case OPT_ISOLATION:
+		if (strcmp(arg, "container") != 0 && strcmp(arg, "microvm") != 0)
+			return moat_usage_error("sandbox run",
+						"--isolation: '%s' is not container or microvm",
+						arg);
+		o->isolation = arg;
+		return 0;
+	case OPT_ACCEL:
+		if (strcmp(arg, "kvm") != 0 && strcmp(arg, "tcg") != 0)
+			return moat_usage_error("sandbox run", "--accel: '%s' is not kvm or tcg",
+						arg);
+		o->accel = arg;
+		return 0;
+	case OPT_TIMEOUT: return parse_duration("--timeout", arg, &o->timeout_ms);
+	case OPT_MEMORY: return parse_bytes("--memory", arg, 8 << 20, &o->memory);
+	case OPT_DISK: return parse_bytes("--disk", arg, 1 << 20, &o->disk);
+	case OPT_OUTPUT_LIMIT: return parse_bytes("--output-limit", arg, 0, &o->output_limit);
+	case OPT_PIDS:
+		errno = 0;
+		v = strtoull(arg, &end, 10);
+		if (errno || end == arg || *end != '\0' || arg[0] == '-' || v < 2 || v > 4194304)
+			return moat_usage_error("sandbox run",
+						"--pids: '%s' is not a number in 2..4194304", arg);
+		o->pids = v;
+		return 0;
+	case OPT_CPUS:
+		errno = 0;
+		o->cpus = strtod(arg, &end);
+		if (errno || end == arg || *end != '\0' || !(o->cpus >= 0.01) || o->cpus > 1024)
+			return moat_usage_error("sandbox run",
+						"--cpus: '%s' is not a number in 0.01..1024", arg);
+		return 0;
+	case OPT_ON_OUTPUT_LIMIT:
+		if (strcmp(arg, "kill") != 0 && strcmp(arg, "truncate") != 0)
+			return moat_usage_error("sandbox run",
+						"--on-output-limit: '%s' is not kill or truncate",
+						arg);
+		o->truncate_output = strcmp(arg, "truncate") == 0;
+		return 0;
+	case OPT_USER: return parse_user(arg, o);
+	case OPT_WORKDIR:
+		if (arg[0] != '/' || strstr(arg, "/../") != NULL || strcmp(arg, "/") == 0)
+			return moat_usage_error("sandbox run",
+						"--workdir: '%s' is not an absolute path below /",
+						arg);
+		o->workdir = arg;
+		return 0;
+	case OPT_ENV:
+		if (strchr(arg, '=') == NULL || arg[0] == '=')
+			return moat_usage_error("sandbox run", "--env: '%s' is not K=V", arg);
+		a->env = xrealloc(a->env, (a->n_env + 2) * sizeof(char *));
+		a->env[a->n_env++] = arg;
+		a->env[a->n_env] = NULL;
+		return 0;
+	case OPT_COPY_IN: return add_copy(a, 0, arg);
+	case OPT_COPY_OUT: return add_copy(a, 1, arg);
+	case OPT_RESULT: a->result = arg; return 0;
+	}
+	return EXIT_FAILURE;
+}
+
+static int parse_run(int argc, char **argv, struct run_args *a)
+{
+	struct moat_sandbox_opts *o = &a->o;
+	int c;
+
+	*o = (struct moat_sandbox_opts){ .timeout_ms = MOAT_SANDBOX_TIMEOUT_MS,
+					 .memory = MOAT_SANDBOX_MEMORY,
+					 .pids = MOAT_SANDBOX_PIDS,
+					 .disk = MOAT_SANDBOX_DISK,
+					 .output_limit = MOAT_SANDBOX_OUTPUT_LIMIT,
+					 .uid = MOAT_SANDBOX_UID,
+					 .gid = MOAT_SANDBOX_UID,
+					 .workdir = MOAT_SANDBOX_WORKDIR };
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "+h", run_options, NULL)) != -1) {
+		if (c == 'h') {
+			usage();
+			exit(EXIT_SUCCESS);
+		}
+		if (c == '?')
+			return moat_bad_option("sandbox run", argv);
+		if (parse_value(a, c, optarg) != 0)
+			return EXIT_FAILURE;
+	}
+	if (optind >= argc)
+		return moat_usage_error("sandbox run", "no program: give it after --");
+	if (o->rootfs == NULL)
+		return moat_usage_error("sandbox run", "--rootfs DIR is required");
+	o->argv = argv + optind;
+	o->env = a->env;
+	o->copy_in = a->copies[0];
+	o->n_copy_in = a->n_copies[0];
+	o->copy_out = a->copies[1];
+	o->n_copy_out = a->n_copies[1];
+	return 0;
+}
+
+static int exit_status(const struct moat_sandbox_result *r)
+{
+	switch (r->reason) {
+	case MOAT_SANDBOX_ERROR: return EXIT_SANDBOX_ERROR;
+	case MOAT_SANDBOX_TIMEOUT:
+	case MOAT_SANDBOX_LIFETIME: return EXIT_TIMEOUT;
+	default: return r->signo != 0 ? 128 + r->signo : r->code;
+	}
+}
+
+/* The keeper: its own session, no stdio of the caller's; the status and the result go to
+ * link, then it exits. */
+static _Noreturn void keeper(struct moat_globals *g, const struct moat_sandbox_opts *o, int link)
+{
+	_cleanup_(moat_sandbox_result_freep) struct moat_sandbox_result *r = NULL;
+	moat_error err = MOAT_ERROR_INIT;
+	_cleanup_free_ char *json = NULL;
+	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC), status;
+
+	(void)g;
+	setsid();
+	signal(SIGPIPE, SIG_IGN);
+	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0)
+		_exit(EXIT_SANDBOX_ERROR);
+	if (moat_sandbox_run(o, link, &r, &err) < 0) {
+		dprintf(link, "%d\t%s\n", EXIT_SANDBOX_ERROR,
+			err.msg ? err.msg : "sandbox: failed");
+		_exit(EXIT_SANDBOX_ERROR);
+	}
+	status = exit_status(r);
+	json = moat_sandbox_result_json(r);
+	dprintf(link, "%d\t%s\n", status, r->reason == MOAT_SANDBOX_ERROR ? r->message : "");
+	write_all(link, json, strlen(json));
+	write_all(link, "\n", 1);
+	_exit(0);
+}
+
+/* Read what the keeper sends: "STATUS\tMESSAGE\n" (MESSAGE: moat's error, one line, or
+ * nothing), then the result, unless moat refused the options. */
+static int await_keeper(int link, const char *result_path)
+{
+	_cleanup_free_ char *buf = NULL;
+	moat_error err = MOAT_ERROR_INIT;
+	char *body, *msg;
+	size_t len;
+	int status;
+
+	if (read_fd_all(link, "the sandbox's keeper", 256u << 20, &buf, &len, &err) < 0)
+		return moat_fail(&err);
+	if (len == 0 || sscanf(buf, "%d", &status) != 1 || (msg = strchr(buf, '\t')) == NULL ||
+	    (body = strchr(msg, '\n')) == NULL) {
+		moat_error_msg(&err, EIO, "sandbox run: the keeper ended without a result");
+		return moat_fail(&err);
+	}
+	*body++ = '\0';
+	if (*++msg != '\0')
+		fprintf(stderr, "moat: %s\n", msg);
+	if (body[0] == '\0')
+		return status;
+	if (result_path != NULL) {
+		_cleanup_close_ int fd =
+			open(result_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		if (fd < 0 || write_all(fd, body, strlen(body)) < 0) {
+			moat_error_set(&err, errno, "--result '%s'", result_path);
+			return moat_fail(&err);
+		}
+	} else {
+		fputs(body, stdout);
+		fflush(stdout);
+	}
+	return status;
+}
+
+static int cmd_run(struct moat_globals *g, int argc, char **argv)
+{
+	struct run_args a = { 0 };
+	int pair[2], status;
+	pid_t pid;
+
+	if (parse_run(argc, argv, &a) != 0)
+		return EXIT_FAILURE;
+	a.o.policy = g->policy;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
+		perror("moat: sandbox run: socketpair");
+		return EXIT_SANDBOX_ERROR;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		perror("moat: sandbox run: fork");
+		return EXIT_SANDBOX_ERROR;
+	}
+	if (pid == 0) {
+		close(pair[0]);
+		keeper(g, &a.o, pair[1]);
+	}
+	close(pair[1]);
+	status = await_keeper(pair[0], a.result);
+	close(pair[0]);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	free(a.env);
+	free(a.copies[0]);
+	free(a.copies[1]);
+	return status;
+}
+
+static void sandbox_usage(FILE *f)
+{
+	fprintf(f, "Usage: moat sandbox run [OPTIONS] -- PROGRAM [ARG...]\n\n"
+		   "run  one task: make a sandbox, run PROGRAM, print the result, destroy it\n\n"
+		   "See 'moat sandbox run --help' for the options.\n");
+}
+
+int moat_cmd_sandbox(struct moat_globals *g, int argc, char **argv)
+{
+	if (argc < 2) {
+		sandbox_usage(stderr);
+		return EXIT_FAILURE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		sandbox_usage(stdout);
+		return EXIT_SUCCESS;
+	}
+	if (strcmp(argv[1], "run") == 0)
+		return cmd_run(g, argc - 1, argv + 1);
+	return moat_usage_error("sandbox", "unknown subcommand '%s' (see 'moat sandbox --help')",
+				argv[1]);
+}
