@@ -36,6 +36,15 @@ rejects() {
 	assert_output ''
 }
 
+@test "sandbox-schema: the example in docs/sandbox.md passes" {
+	local doc=$BATS_TEST_DIRNAME/../../docs/sandbox.md
+	awk '/^```json$/ { inside = 1; next } /^```$/ { inside = 0 } inside' "$doc" >"$BATS_TEST_TMPDIR/example.json"
+	[[ -s $BATS_TEST_TMPDIR/example.json ]]
+	validate "$BATS_TEST_TMPDIR/example.json"
+	assert_success
+	assert_output ''
+}
+
 @test "sandbox-schema: a document on standard input" {
 	run /usr/bin/python3 "$VALIDATE" <"$FIXTURES/valid-microvm-timeout.json"
 	assert_success
