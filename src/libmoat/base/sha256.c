@@ -41,7 +41,9 @@ static void store_be32(uint8_t *p, uint32_t v)
 
 static void compress_block(uint32_t state[8], const uint8_t block[64])
 {
-	uint32_t w[64], v[8];
+	uint32_t w[64];
+	uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
+	uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
 
 	for (int i = 0; i < 16; i++)
 		w[i] = load_be32(block + 4 * i);
@@ -50,20 +52,29 @@ static void compress_block(uint32_t state[8], const uint8_t block[64])
 		uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
 		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
 	}
-	memcpy(v, state, sizeof(v));
 	for (int i = 0; i < 64; i++) {
-		/* v: a b c d e f g h */
-		uint32_t s1 = rotr(v[4], 6) ^ rotr(v[4], 11) ^ rotr(v[4], 25);
-		uint32_t ch = (v[4] & v[5]) ^ (~v[4] & v[6]);
-		uint32_t t1 = v[7] + s1 + ch + round_constants[i] + w[i];
-		uint32_t s0 = rotr(v[0], 2) ^ rotr(v[0], 13) ^ rotr(v[0], 22);
-		uint32_t maj = (v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]);
-		memmove(v + 1, v, 7 * sizeof(v[0]));
-		v[4] += t1;
-		v[0] = t1 + s0 + maj;
+		uint32_t s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
+		uint32_t ch = (e & f) ^ (~e & g);
+		uint32_t t1 = h + s1 + ch + round_constants[i] + w[i];
+		uint32_t s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
+		uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
+		h = g;
+		g = f;
+		f = e;
+		e = d + t1;
+		d = c;
+		c = b;
+		b = a;
+		a = t1 + s0 + maj;
 	}
-	for (int i = 0; i < 8; i++)
-		state[i] += v[i];
+	state[0] += a;
+	state[1] += b;
+	state[2] += c;
+	state[3] += d;
+	state[4] += e;
+	state[5] += f;
+	state[6] += g;
+	state[7] += h;
 }
 
 void moat_sha256_init(struct moat_sha256 *ctx)

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MOAT_SHA256_SIZE 32                               /* bytes of a digest */
+#define MOAT_SHA256_SIZE 32                             /* bytes of a digest */
 #define MOAT_SHA256_HEX_SIZE (2 * MOAT_SHA256_SIZE + 1) /* 64 hex digits and a NUL */
 
 struct moat_sha256 {
