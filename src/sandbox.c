@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "image.h"
 #include "log.h"
 #include "moat.h"
 #include "sandbox-json.h"
@@ -34,7 +35,11 @@ static void usage(void)
 	       "Make a sandbox from a read-only root filesystem, run PROGRAM in it (never through\n"
 	       "a shell) with the limits below, print the result as JSON\n"
 	       "(moat.sandbox.result/v1, docs/sandbox.md), and destroy everything.\n\n"
-	       "  --rootfs DIR            the base, used read-only (required)\n"
+	       "  --rootfs DIR            the base, used read-only\n"
+	       "  --image PATH            or an image as the base: an OCI layout directory, or an\n"
+	       "                          OCI or Docker archive (podman/docker save), unpacked once\n"
+	       "                          into " MOAT_SANDBOX_IMAGE_CACHE "\n"
+	       "                          (MOAT_SANDBOX_IMAGE_CACHE overrides)\n"
 	       "  --isolation MODE        container or microvm (default: the policy's)\n"
 	       "  --accel WHAT            a microVM's accelerator: kvm or tcg (default: the policy's)\n"
 	       "  --timeout D             wall clock of the command (default 60s; 0: none)\n"
@@ -59,6 +64,7 @@ static void usage(void)
 
 enum {
 	OPT_ROOTFS = 256,
+	OPT_IMAGE,
 	OPT_ISOLATION,
 	OPT_ACCEL,
 	OPT_TIMEOUT,
@@ -78,6 +84,7 @@ enum {
 
 static const struct option run_options[] = {
 	{ "rootfs", required_argument, NULL, OPT_ROOTFS },
+	{ "image", required_argument, NULL, OPT_IMAGE },
 	{ "isolation", required_argument, NULL, OPT_ISOLATION },
 	{ "accel", required_argument, NULL, OPT_ACCEL },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
@@ -105,6 +112,7 @@ struct run_args {
 	struct moat_sandbox_copy *copies[2];
 	size_t n_copies[2];
 	const char *result;
+	const char *image;
 	char rootfs[PATH_MAX];
 };
 
@@ -191,6 +199,7 @@ static int parse_value(struct run_args *a, int c, char *arg)
 						strerror(errno));
 		o->rootfs = a->rootfs;
 		return 0;
+	case OPT_IMAGE: a->image = arg; return 0;
 	case OPT_ISOLATION:
 		if (strcmp(arg, "container") != 0 && strcmp(arg, "microvm") != 0)
 			return moat_usage_error("sandbox run",
@@ -278,8 +287,8 @@ static int parse_run(int argc, char **argv, struct run_args *a)
 	}
 	if (optind >= argc)
 		return moat_usage_error("sandbox run", "no program: give it after --");
-	if (o->rootfs == NULL)
-		return moat_usage_error("sandbox run", "--rootfs DIR is required");
+	if ((o->rootfs == NULL) == (a->image == NULL))
+		return moat_usage_error("sandbox run", "give one of --rootfs DIR and --image PATH");
 	o->argv = argv + optind;
 	o->env = a->env;
 	o->copy_in = a->copies[0];
@@ -365,6 +374,7 @@ static int await_keeper(int link, const char *result_path)
 
 static int cmd_run(struct moat_globals *g, int argc, char **argv)
 {
+	_cleanup_free_ char *image_root = NULL;
 	struct run_args a = { 0 };
 	int pair[2], status;
 	pid_t pid;
@@ -372,6 +382,18 @@ static int cmd_run(struct moat_globals *g, int argc, char **argv)
 	if (parse_run(argc, argv, &a) != 0)
 		return EXIT_FAILURE;
 	a.o.policy = g->policy;
+	if (a.image != NULL) {
+		moat_error err = MOAT_ERROR_INIT;
+
+		const char *cache = getenv("MOAT_SANDBOX_IMAGE_CACHE");
+
+		if (moat_image_rootfs(a.image, cache ? cache : MOAT_SANDBOX_IMAGE_CACHE, &image_root,
+				      &err) < 0) {
+			moat_error_prefix(&err, "--image '%s'", a.image);
+			return moat_fail(&err);
+		}
+		a.o.rootfs = image_root;
+	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
 		perror("moat: sandbox run: socketpair");
 		return EXIT_SANDBOX_ERROR;

@@ -63,3 +63,45 @@ assert_no_residue() {
 		sleep 0.1
 	done
 }
+
+# blob DIR FILE: FILE moved into DIR/blobs/sha256 under its digest; prints the digest.
+blob() {
+	local d
+	d=$(sha256sum "$2" | cut -d' ' -f1)
+	mkdir -p "$1/blobs/sha256"
+	mv "$2" "$1/blobs/sha256/$d"
+	echo "$d"
+}
+
+# make_oci_image DIR: an OCI image layout made by hand from the busybox rootfs, with a second
+# layer that adds /etc/motd and whites out /bin/vi.
+make_oci_image() {
+	local dir=$1 work=$TEST_DIR/image-work l1 l2 cfg man s1 s2 sc
+	mkdir -p "$dir" "$work/l2/etc" "$work/l2/bin"
+	tar -C "$ROOTFS_CACHE" --exclude=./.complete -czf "$work/l1.tgz" .
+	echo "hello from layer 2" >"$work/l2/etc/motd"
+	: >"$work/l2/bin/.wh.vi"
+	tar -C "$work/l2" -cf "$work/l2.tar" .
+	s1=$(stat -c %s "$work/l1.tgz") s2=$(stat -c %s "$work/l2.tar")
+	l1=$(blob "$dir" "$work/l1.tgz") l2=$(blob "$dir" "$work/l2.tar")
+	jq -n --arg a "sha256:$(gzip -dc "$dir/blobs/sha256/$l1" | sha256sum | cut -d' ' -f1)" \
+		--arg b "sha256:$l2" \
+		'{architecture: "amd64", os: "linux", config: {}, rootfs: {type: "layers", diff_ids: [$a, $b]}}' \
+		>"$work/config.json"
+	sc=$(stat -c %s "$work/config.json")
+	cfg=$(blob "$dir" "$work/config.json")
+	jq -n --arg c "sha256:$cfg" --argjson sc "$sc" --arg l1 "sha256:$l1" --argjson s1 "$s1" \
+		--arg l2 "sha256:$l2" --argjson s2 "$s2" '{schemaVersion: 2,
+		mediaType: "application/vnd.oci.image.manifest.v1+json",
+		config: {mediaType: "application/vnd.oci.image.config.v1+json", digest: $c, size: $sc},
+		layers: [{mediaType: "application/vnd.oci.image.layer.v1.tar+gzip", digest: $l1, size: $s1},
+			{mediaType: "application/vnd.oci.image.layer.v1.tar", digest: $l2, size: $s2}]}' \
+		>"$work/manifest.json"
+	s1=$(stat -c %s "$work/manifest.json")
+	man=$(blob "$dir" "$work/manifest.json")
+	jq -n --arg m "sha256:$man" --argjson s "$s1" '{schemaVersion: 2, manifests: [{
+		mediaType: "application/vnd.oci.image.manifest.v1+json", digest: $m, size: $s}]}' \
+		>"$dir/index.json"
+	echo '{"imageLayoutVersion": "1.0.0"}' >"$dir/oci-layout"
+	rm -rf "$work"
+}

@@ -211,3 +211,20 @@ teardown() {
 		assert_no_residue 5
 	done
 }
+
+@test "sandbox run --image: an OCI layout and its archive, layers and whiteouts honoured" {
+	make_oci_image "$TEST_DIR/img"
+	export MOAT_SANDBOX_IMAGE_CACHE=$TEST_DIR/cache
+	run --separate-stderr "$MOAT_BINARY" sandbox run --image "$TEST_DIR/img" -- \
+		sh -c 'cat /etc/motd; ls /bin/vi 2>&1; echo x > /work/f'
+	assert_success
+	jq -e '.stdout.text | startswith("hello from layer 2\nls: /bin/vi: No such file")' <<<"$output"
+	# the archive of the same layout: the same root, from the cache
+	tar -C "$TEST_DIR/img" -cf "$TEST_DIR/img.tar" .
+	run --separate-stderr "$MOAT_BINARY" sandbox run --image "$TEST_DIR/img.tar" -- cat /etc/motd
+	assert_success
+	jq -e '.stdout.text == "hello from layer 2\n"' <<<"$output"
+	run --separate-stderr "$MOAT_BINARY" sandbox run --image "$TEST_DIR/nothing" -- true
+	assert_failure
+	[[ $stderr == "moat: --image '$TEST_DIR/nothing'"* ]]
+}

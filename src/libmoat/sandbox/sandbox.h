@@ -35,6 +35,8 @@
 /* Where sandboxes live: MOAT_SANDBOX_ROOT/<uid>/<name>/ (mode 0700, owned by the uid), and
  * their containers under MOAT_SANDBOX_ROOT/.runtime, as container "<uid>-<name>". */
 #define MOAT_SANDBOX_ROOT "/run/moat-sandbox"
+/* --image: where images are unpacked (image.h), shared by the sandboxes of every run */
+#define MOAT_SANDBOX_IMAGE_CACHE "/var/cache/moat/images"
 
 /* The defaults of the contract, also printed by --help. */
 #define MOAT_SANDBOX_TIMEOUT_MS (60 * 1000)
