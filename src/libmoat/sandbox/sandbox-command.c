@@ -225,6 +225,12 @@ static void settle_reason(struct watch *w, const struct sb_layer *l, const struc
 		r->usage.pids_peak =
 			(int64_t)(after.pids_now > w->pids_peak ? after.pids_now : w->pids_peak);
 	}
+	if (rep->r < 0 && w->killed && (w->timed_out || w->output_hit)) {
+		/* a microVM killed whole: its exec ends without the guest's word */
+		r->signo = SIGKILL;
+		r->reason = w->timed_out ? MOAT_SANDBOX_TIMEOUT : MOAT_SANDBOX_OUTPUT_LIMIT_HIT;
+		return;
+	}
 	if (rep->r < 0) {
 		r->reason = MOAT_SANDBOX_ERROR;
 		r->message = xstrdup(rep->msg);

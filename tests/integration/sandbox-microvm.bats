@@ -1,0 +1,71 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# moat sandbox run in a microVM (TCG): the same command, limits and result as in container
+# mode, the writable layer on the host, and the timeout tearing down the VM.
+
+load helpers
+load sandbox
+
+setup_file() {
+	microvm_setup_file
+}
+
+setup() {
+	microvm_setup
+	SANDBOX_ARGS="--isolation microvm --accel tcg"
+}
+
+teardown() {
+	moat_teardown
+	assert_no_residue 10
+}
+
+@test "sandbox microvm: a valid result from the guest, as an unprivileged user" {
+	sandbox_run -- sh -c 'id -u; uname -r; echo made > f; cat f; exit 3'
+	assert_equal "$status" 3
+	assert_equal "$(r .exit.reason)" exited
+	assert_equal "$(r .isolation.mode)" microvm
+	assert_equal "$(r .isolation.accelerator)" tcg
+	assert_equal "$(r .stdout.text | head -1)" 1000
+	[[ $(r .stdout.text | sed -n 2p) != "$(uname -r)" ]]
+	assert_equal "$(r .stdout.text | sed -n 3p)" made
+	# the writable layer is on the host: the diff sees what the guest wrote
+	assert_equal "$(r '[.files.entries[].path] | join(",")')" /work/f
+	assert_equal "$(r '.files.entries[0].sha256')" "$(echo made | sha256sum | cut -d' ' -f1)"
+	(($(r .resources.memory_peak_bytes) > 0))
+}
+
+@test "sandbox microvm: the timeout tears down the VM, with reason timeout" {
+	sandbox_run --timeout 3s -- sh -c 'setsid sleep 300 & sleep 300'
+	assert_equal "$status" 124
+	assert_equal "$(r .exit.reason)" timeout
+	run pgrep -f 'qemu-system-x86_64.*moatroot'
+	assert_failure
+}
+
+@test "sandbox microvm: copies in and out, and capped output" {
+	echo input >"$TEST_DIR/in"
+	sandbox_run --copy-in "$TEST_DIR/in:in" --copy-out "out:$TEST_DIR/out" \
+		--output-limit 100 --on-output-limit truncate -- \
+		sh -c 'cat in > out; echo guest >> out; yes | head -c 5000'
+	assert_equal "$status" 0
+	assert_equal "$(cat "$TEST_DIR/out")" $'input\nguest'
+	assert_equal "$(r .stdout.bytes)" 5000
+	assert_equal "$(r .stdout.kept)" 100
+	assert_equal "$(r .stdout.truncated)" true
+}
+
+@test "sandbox microvm: killed with SIGKILL while the VM boots, it leaves nothing" {
+	local i pid
+	for ((i = 0; i < 3; i++)); do
+		"$MOAT_BINARY" sandbox run --rootfs "$ROOTFS_CACHE" $SANDBOX_ARGS -- sleep 30 \
+			>/dev/null 2>&1 &
+		pid=$!
+		sleep "$((i + 1))"
+		kill -KILL "$pid"
+		wait "$pid" || true
+		assert_no_residue 10
+		run pgrep -f 'qemu-system-x86_64.*moatroot'
+		assert_failure
+	done
+}
