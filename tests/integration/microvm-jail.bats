@@ -280,3 +280,20 @@ assert_vmm_is_hosts_qemu() {
 	assert_success
 	assert_line marker
 }
+
+@test "microvm jail: moat.vm.vmm-user runs the VMM as those container ids, and a bad one is refused" {
+	cfg_set '.annotations["moat.vm.vmm-user"] = "root"'
+	run_moat create --bundle "$BUNDLE" "$CID"
+	assert_equal "$status" 1
+	assert_equal "$stderr" "moat: annotations.moat.vm.vmm-user: 'root' is not UID:GID (numbers)"
+	[[ ! -e $MOAT_ROOT/$CID ]]
+	cfg_set '.annotations["moat.vm.vmm-user"] = "1000:1000" | .process.args = ["true"]'
+	run_moat create --bundle "$BUNDLE" "$CID"
+	assert_equal "$status" 0
+	# the supervisor (the container's init) is container uid 1000: host id base + 1000
+	local pid base
+	pid=$(state_of "$CID" | jq .pid)
+	base=$(awk '$1 == 0 { print $2 }' "/proc/$pid/uid_map")
+	assert_equal "$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status")" $((base + 1000))
+	moat delete --force "$CID"
+}

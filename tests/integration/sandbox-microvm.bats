@@ -12,7 +12,7 @@ setup_file() {
 
 setup() {
 	microvm_setup
-	SANDBOX_ARGS="--isolation microvm --accel tcg"
+	SANDBOX_ARGS=(--isolation microvm --accel tcg)
 }
 
 teardown() {
@@ -58,7 +58,7 @@ teardown() {
 @test "sandbox microvm: killed with SIGKILL while the VM boots, it leaves nothing" {
 	local i pid
 	for ((i = 0; i < 3; i++)); do
-		"$MOAT_BINARY" sandbox run --rootfs "$ROOTFS_CACHE" $SANDBOX_ARGS -- sleep 30 \
+		"$MOAT_BINARY" sandbox run --rootfs "$ROOTFS_CACHE" "${SANDBOX_ARGS[@]}" -- sleep 30 \
 			>/dev/null 2>&1 &
 		pid=$!
 		sleep "$((i + 1))"

@@ -5,6 +5,7 @@
 # shellcheck disable=SC2154 # bats sets status, output
 
 SANDBOX_ROOT=/run/moat-sandbox
+SANDBOX_ARGS=() # options every sandbox_run of a file adds (the microVM file's isolation)
 
 # sandbox_run ARGS...: `moat sandbox run --rootfs $ROOTFS_CACHE ARGS...`, the result in
 # $TEST_DIR/result.json (and $RESULT), the exit status in $status, stderr in $stderr.
@@ -12,7 +13,7 @@ sandbox_run() {
 	RESULT=$TEST_DIR/result.json
 	rm -f "$RESULT"
 	run --separate-stderr timeout -k 10 "$MOAT_CMD_TIMEOUT" "$MOAT_BINARY" sandbox run \
-		--rootfs "$ROOTFS_CACHE" ${SANDBOX_ARGS:-} --result "$RESULT" "$@"
+		--rootfs "$ROOTFS_CACHE" "${SANDBOX_ARGS[@]}" --result "$RESULT" "$@"
 	if [[ -s $RESULT ]]; then
 		validate_result "$RESULT"
 	fi

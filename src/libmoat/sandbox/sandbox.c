@@ -150,6 +150,10 @@ static void note_isolation(struct sandbox *s, struct moat_sandbox_result *r)
 		}
 	}
 	moat_report_free(rep);
+	if (r->isolation == NULL || strcmp(r->isolation, "microvm") != 0) {
+		free(r->accel); /* the config's annotation, of no use to a container */
+		r->accel = NULL;
+	}
 }
 
 static int setup(struct sandbox *s, struct moat_sandbox_result *r, moat_error *err)
