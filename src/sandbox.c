@@ -387,13 +387,14 @@ static int cmd_run(struct moat_globals *g, int argc, char **argv)
 
 		const char *cache = getenv("MOAT_SANDBOX_IMAGE_CACHE");
 
-		if (moat_image_rootfs(a.image, cache ? cache : MOAT_SANDBOX_IMAGE_CACHE, &image_root,
-				      &err) < 0) {
+		if (moat_image_rootfs(a.image, cache ? cache : MOAT_SANDBOX_IMAGE_CACHE,
+				      &image_root, &err) < 0) {
 			moat_error_prefix(&err, "--image '%s'", a.image);
 			return moat_fail(&err);
 		}
 		a.o.rootfs = image_root;
 	}
+	moat_sandbox_collect();
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
 		perror("moat: sandbox run: socketpair");
 		return EXIT_SANDBOX_ERROR;
@@ -413,6 +414,7 @@ static int cmd_run(struct moat_globals *g, int argc, char **argv)
 	close(pair[0]);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
+	moat_sandbox_collect(); /* a keeper killed leaves its state: its caller removes it */
 	free(a.env);
 	free(a.copies[0]);
 	free(a.copies[1]);

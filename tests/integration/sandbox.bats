@@ -228,3 +228,29 @@ teardown() {
 	assert_failure
 	[[ $stderr == "moat: --image '$TEST_DIR/nothing'"* ]]
 }
+
+@test "sandbox run: a keeper killed takes its processes along, and its state is collected" {
+	local client keeper
+	"$MOAT_BINARY" sandbox run --rootfs "$ROOTFS_CACHE" -- sleep 300 >/dev/null 2>"$TEST_DIR/err" &
+	client=$!
+	retry pgrep -f '/\.moat/[i]nit'
+	keeper=$(pgrep -o -P "$client")
+	kill -KILL "$keeper"
+	# the idle init dies with its parent, and the command with the init's PID namespace
+	retry bash -c '! pgrep -f "/\.moat/[i]nit|sleep 30[0]"'
+	wait "$client" || true
+	assert_equal "$(cat "$TEST_DIR/err")" "moat: sandbox run: the keeper ended without a result"
+	assert_no_residue 5
+	# keeper and caller both killed: the next command of the uid collects what they left
+	"$MOAT_BINARY" sandbox run --rootfs "$ROOTFS_CACHE" -- sleep 300 >/dev/null 2>&1 &
+	client=$!
+	retry pgrep -f '/\.moat/[i]nit'
+	keeper=$(pgrep -o -P "$client")
+	kill -KILL "$keeper" "$client"
+	wait "$client" || true
+	retry bash -c '! pgrep -f "/\.moat/[i]nit"'
+	[[ -n $(sandbox_residue) ]]
+	sandbox_run -- true
+	assert_equal "$status" 0
+	assert_no_residue 5
+}

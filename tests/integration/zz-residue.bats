@@ -43,3 +43,8 @@ load helpers
 	left=$(grep -vx -e "$$" -e "$BASHPID" <<<"$left" || true)
 	[[ -z $left ]] || fail "processes left behind: $(ps -o pid,args -p "${left//$'\n'/,}")"
 }
+
+@test "no sandbox, sandbox container, keeper or idle init remains" {
+	load sandbox
+	assert_no_residue 5
+}

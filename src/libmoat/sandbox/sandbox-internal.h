@@ -21,6 +21,13 @@
 /* the idle init's path inside the sandbox */
 #define SB_INIT_PATH "/.moat/init"
 
+/* ---- sandbox-collect.c: who holds a sandbox ---- */
+
+/* Take <user_fd>/.<name>.lock, the keeper's hold on the sandbox, for good (*ret_fd). */
+int sb_lock_take(int user_fd, const char *name, int *ret_fd, moat_error *err);
+/* Give it up, once the state directory is gone. */
+void sb_lock_release(int user_fd, const char *name, int fd);
+
 /* ---- sandbox-layer.c: the writable layer and the overlay ---- */
 
 struct sb_layer {

@@ -78,7 +78,7 @@ static double ms_between(const struct timespec *a, const struct timespec *b)
 struct sandbox {
 	const struct moat_sandbox_opts *o;
 	char *name, *dir, *runtime, *id;
-	int state_fd;
+	int state_fd, user_fd, lock_fd;
 	struct sb_layer layer;
 	bool created;
 	pid_t init;
@@ -96,6 +96,11 @@ static int make_state_dir(struct sandbox *s, moat_error *err)
 		return moat_error_set(err, errno, "sandbox: mkdir %s", user_dir);
 	if (chown(user_dir, uid, getgid()) < 0)
 		return moat_error_set(err, errno, "sandbox: chown %s", user_dir);
+	s->user_fd = open(user_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->user_fd < 0)
+		return moat_error_set(err, errno, "sandbox: open %s", user_dir);
+	if (sb_lock_take(s->user_fd, s->name, &s->lock_fd, err) < 0)
+		return moat_error_ret(err);
 	if (mkdir(s->dir, 0700) < 0) {
 		if (errno == EEXIST)
 			return moat_error_msg(err, EEXIST, "sandbox '%s' already exists", s->name);
@@ -197,14 +202,13 @@ static void teardown(struct sandbox *s)
 	sb_layer_release(&s->layer);
 	sb_baseline_free(s->baseline);
 	if (s->state_fd >= 0) {
-		_cleanup_free_ char *user_dir =
-			xasprintf("%s/%u", MOAT_SANDBOX_ROOT, (unsigned)getuid());
-		_cleanup_close_ int ufd = open(user_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-
 		close(s->state_fd);
-		if (ufd >= 0)
-			remove_tree_at(ufd, s->name, &e);
+		remove_tree_at(s->user_fd, s->name, &e);
 		moat_error_clear(&e);
+	}
+	if (s->user_fd >= 0) {
+		sb_lock_release(s->user_fd, s->name, s->lock_fd);
+		close(s->user_fd);
 	}
 }
 
@@ -255,7 +259,11 @@ static char *random_name(void)
 int moat_sandbox_run(const struct moat_sandbox_opts *o, int abort_fd,
 		     struct moat_sandbox_result **ret, moat_error *err)
 {
-	struct sandbox s = { .o = o, .state_fd = -1, .layer = { .upper_fd = -1, .base_fd = -1 } };
+	struct sandbox s = { .o = o,
+			     .state_fd = -1,
+			     .user_fd = -1,
+			     .lock_fd = -1,
+			     .layer = { .upper_fd = -1, .base_fd = -1 } };
 	_cleanup_(oci_process_freep) struct oci_process *proc = NULL;
 	struct moat_sandbox_result *r;
 	struct timespec ready, gone;

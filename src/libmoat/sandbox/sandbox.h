@@ -147,6 +147,10 @@ MOAT_DEFINE_CLEANUP(struct moat_sandbox_result, moat_sandbox_result_free)
 /* A sandbox name: 1 to 63 of [a-z0-9_.-], starting with a letter or digit. */
 int moat_sandbox_check_name(const char *name, moat_error *err);
 
+/* Remove what the calling uid's sandboxes whose keeper is gone left behind (state, their
+ * containers' state, cgroups and loans; see sandbox-collect.c). Every command calls it. */
+void moat_sandbox_collect(void);
+
 /* One task, as described above. The result is always filled (a failure is reason "error"
  * with its message) unless the options themselves are refused (a negative return, err). */
 int moat_sandbox_run(const struct moat_sandbox_opts *o, int abort_fd,
