@@ -440,6 +440,6 @@ int moat_cmd_sandbox(struct moat_globals *g, int argc, char **argv)
 	}
 	if (strcmp(argv[1], "run") == 0)
 		return cmd_run(g, argc - 1, argv + 1);
-	return moat_usage_error("sandbox", "unknown subcommand '%s' (see 'moat sandbox --help')",
+	return moat_usage_error("sandbox", "unknown subcommand '%s'",
 				argv[1]);
 }

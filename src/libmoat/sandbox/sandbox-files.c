@@ -201,7 +201,7 @@ static int out_entry(struct copy_out *c, int src, const char *name, int dst_dir,
 static int out_tree(struct copy_out *c, int src, int dst_dir, const char *dst_name, mode_t mode)
 {
 	_cleanup_closedir_ DIR *d = NULL;
-	_cleanup_close_ int out = -1;
+	_cleanup_close_ int out = -1, dir = src;
 	struct dirent *e;
 
 	if (mkdirat(dst_dir, dst_name, (mode & 0777) | 0700) < 0 && errno != EEXIST)
@@ -209,7 +209,9 @@ static int out_tree(struct copy_out *c, int src, int dst_dir, const char *dst_na
 	out = openat(dst_dir, dst_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (out < 0)
 		return out_fail(c, errno, dst_name);
-	d = fdopendir(src);
+	d = fdopendir(dir);
+	if (d != NULL)
+		dir = -1; /* the DIR has it */
 	if (d == NULL)
 		return out_fail(c, errno, "read the directory");
 	while ((e = readdir(d)) != NULL) {
