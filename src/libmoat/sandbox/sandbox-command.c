@@ -35,7 +35,7 @@ struct report {
 struct counters {
 	/* pids_now: pids.peak where the kernel has it, else pids.current */
 	uint64_t oom_kills, pids_hits, cpu_user_ns, cpu_system_ns, pids_now, mem_peak;
-	bool have;
+	bool have, pids_peak; /* pids_peak: pids_now is the kernel's own peak */
 };
 
 static int take_counters(const struct moat_event *ev, void *data, moat_error *err)
@@ -51,7 +51,8 @@ static int take_counters(const struct moat_event *ev, void *data, moat_error *er
 	c->pids_hits = s->pids.failcnt.value;
 	c->cpu_user_ns = s->cpu.user.value;
 	c->cpu_system_ns = s->cpu.kernel.value;
-	c->pids_now = s->pids.peak.present ? s->pids.peak.value : s->pids.current.value;
+	c->pids_peak = s->pids.peak.present;
+	c->pids_now = c->pids_peak ? s->pids.peak.value : s->pids.current.value;
 	c->mem_peak = s->memory.usage.max.value;
 	return 0;
 }
@@ -174,7 +175,8 @@ static int watch_loop(struct watch *w, int fds[3], int abort_fd, struct report *
 			} else if (w->o->timeout_ms - (now - start) < wait)
 				wait = w->o->timeout_ms - (now - start);
 		}
-		if (now >= next_sample) {
+		/* a kernel with pids.peak keeps the peak itself: no need to sample it */
+		if (!w->before.pids_peak && now >= next_sample) {
 			sample(w);
 			next_sample = now + SAMPLE_MS;
 		}
