@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* moat sandbox: the result as JSON, "moat.sandbox.result/v1" (docs/sandbox.md says what each
- * member means; docs/sandbox-result.schema.json is its schema). */
+/* moat sandbox: the documents as JSON: the result, "moat.sandbox.result/v1", a session's diff,
+ * "moat.sandbox.diff/v1", and its status (docs/sandbox.md says what each member means;
+ * docs/sandbox-result.schema.json and docs/sandbox-diff.schema.json are their schemas). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@
 
 #define G_STR(g, s) yajl_gen_string((g), (const unsigned char *)(s), strlen(s))
 
-static void g_key_str(yajl_gen g, const char *k, const char *v)
+void sbj_key_str(yajl_gen g, const char *k, const char *v)
 {
 	G_STR(g, k);
 	if (v == NULL)
@@ -21,7 +22,7 @@ static void g_key_str(yajl_gen g, const char *k, const char *v)
 		G_STR(g, v);
 }
 
-static void g_key_int(yajl_gen g, const char *k, long long v, bool null_if_negative)
+void sbj_key_int(yajl_gen g, const char *k, long long v, bool null_if_negative)
 {
 	G_STR(g, k);
 	if (null_if_negative && v < 0)
@@ -39,7 +40,7 @@ static void g_key_ms(yajl_gen g, const char *k, double ms)
 	yajl_gen_number(g, buf, strlen(buf));
 }
 
-static void g_key_time(yajl_gen g, const char *k, const struct timespec *ts)
+void sbj_key_time(yajl_gen g, const char *k, const struct timespec *ts)
 {
 	char buf[64], frac[24];
 	struct tm tm;
@@ -114,8 +115,8 @@ static void g_stream(yajl_gen g, const char *k, const struct moat_sandbox_stream
 
 	G_STR(g, k);
 	yajl_gen_map_open(g);
-	g_key_int(g, "bytes", (long long)s->bytes, false);
-	g_key_int(g, "kept", (long long)s->kept, false);
+	sbj_key_int(g, "bytes", (long long)s->bytes, false);
+	sbj_key_int(g, "kept", (long long)s->kept, false);
 	G_STR(g, "truncated");
 	yajl_gen_bool(g, s->truncated);
 	if (is_utf8(data, s->kept)) {
@@ -124,7 +125,7 @@ static void g_stream(yajl_gen g, const char *k, const struct moat_sandbox_stream
 	} else {
 		_cleanup_free_ char *b = base64(data, s->kept);
 
-		g_key_str(g, "base64", b);
+		sbj_key_str(g, "base64", b);
 	}
 	yajl_gen_map_close(g);
 }
@@ -146,18 +147,18 @@ static void g_files(yajl_gen g, const struct moat_sandbox_result *r)
 		char mode[8];
 
 		yajl_gen_map_open(g);
-		g_key_str(g, "path", f->path);
-		g_key_str(g, "change", change_names[f->change]);
-		g_key_str(g, "type", type);
+		sbj_key_str(g, "path", f->path);
+		sbj_key_str(g, "change", change_names[f->change]);
+		sbj_key_str(g, "type", type);
 		if (f->change != MOAT_FILE_DELETED) {
 			snprintf(mode, sizeof(mode), "%04o", (unsigned)(f->mode & 07777));
-			g_key_str(g, "mode", mode);
+			sbj_key_str(g, "mode", mode);
 			if (f->type == 'f')
-				g_key_int(g, "size", (long long)f->size, false);
+				sbj_key_int(g, "size", (long long)f->size, false);
 			if (f->sha256[0] != '\0')
-				g_key_str(g, "sha256", f->sha256);
+				sbj_key_str(g, "sha256", f->sha256);
 			if (f->target != NULL)
-				g_key_str(g, "target", f->target);
+				sbj_key_str(g, "target", f->target);
 		}
 		yajl_gen_map_close(g);
 	}
@@ -171,11 +172,11 @@ static void g_exit(yajl_gen g, const struct moat_sandbox_result *r)
 {
 	G_STR(g, "exit");
 	yajl_gen_map_open(g);
-	g_key_int(g, "code", r->code, true);
-	g_key_int(g, "signal", r->signo == 0 ? -1 : r->signo, true);
-	g_key_str(g, "reason", moat_sandbox_reason_name(r->reason));
+	sbj_key_int(g, "code", r->code, true);
+	sbj_key_int(g, "signal", r->signo == 0 ? -1 : r->signo, true);
+	sbj_key_str(g, "reason", moat_sandbox_reason_name(r->reason));
 	if (r->message != NULL)
-		g_key_str(g, "message", r->message);
+		sbj_key_str(g, "message", r->message);
 	yajl_gen_map_close(g);
 }
 
@@ -183,15 +184,15 @@ static void g_isolation(yajl_gen g, const struct moat_sandbox_result *r)
 {
 	G_STR(g, "isolation");
 	yajl_gen_map_open(g);
-	g_key_str(g, "mode", r->isolation);
+	sbj_key_str(g, "mode", r->isolation);
 	if (r->accel != NULL)
-		g_key_str(g, "accelerator", r->accel);
+		sbj_key_str(g, "accelerator", r->accel);
 	if (r->guest_kernel != NULL)
-		g_key_str(g, "guest_kernel", r->guest_kernel);
+		sbj_key_str(g, "guest_kernel", r->guest_kernel);
 	G_STR(g, "policy");
 	yajl_gen_map_open(g);
 	for (size_t i = 0; r->policy != NULL && r->policy[i] && r->policy[i + 1]; i += 2)
-		g_key_str(g, r->policy[i], r->policy[i + 1]);
+		sbj_key_str(g, r->policy[i], r->policy[i + 1]);
 	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
 }
@@ -200,35 +201,32 @@ static void g_time_usage(yajl_gen g, const struct moat_sandbox_result *r)
 {
 	G_STR(g, "time");
 	yajl_gen_map_open(g);
-	g_key_time(g, "created", &r->created);
-	g_key_time(g, "started", &r->started);
-	g_key_time(g, "ended", &r->ended);
+	sbj_key_time(g, "created", &r->created);
+	sbj_key_time(g, "started", &r->started);
+	sbj_key_time(g, "ended", &r->ended);
 	g_key_ms(g, "setup_ms", r->setup_ms);
 	g_key_ms(g, "run_ms", r->run_ms);
 	g_key_ms(g, "teardown_ms", r->teardown_ms);
 	yajl_gen_map_close(g);
 	G_STR(g, "resources");
 	yajl_gen_map_open(g);
-	g_key_int(g, "cpu_user_ms", r->usage.cpu_user_us < 0 ? -1 : r->usage.cpu_user_us / 1000,
-		  true);
-	g_key_int(g, "cpu_system_ms",
-		  r->usage.cpu_system_us < 0 ? -1 : r->usage.cpu_system_us / 1000, true);
-	g_key_int(g, "memory_peak_bytes", r->usage.memory_peak, true);
-	g_key_int(g, "pids_peak", r->usage.pids_peak, true);
+	sbj_key_int(g, "cpu_user_ms", r->usage.cpu_user_us < 0 ? -1 : r->usage.cpu_user_us / 1000,
+		    true);
+	sbj_key_int(g, "cpu_system_ms",
+		    r->usage.cpu_system_us < 0 ? -1 : r->usage.cpu_system_us / 1000, true);
+	sbj_key_int(g, "memory_peak_bytes", r->usage.memory_peak, true);
+	sbj_key_int(g, "pids_peak", r->usage.pids_peak, true);
 	yajl_gen_map_close(g);
 }
 
 char *moat_sandbox_result_json(const struct moat_sandbox_result *r)
 {
 	yajl_gen g = yajl_gen_alloc(NULL);
-	const unsigned char *buf;
-	size_t len;
-	char *out;
 
 	yajl_gen_config(g, yajl_gen_beautify, 1);
 	yajl_gen_map_open(g);
-	g_key_str(g, "schema", "moat.sandbox.result/v1");
-	g_key_str(g, "sandbox", r->sandbox);
+	sbj_key_str(g, "schema", "moat.sandbox.result/v1");
+	sbj_key_str(g, "sandbox", r->sandbox);
 	G_STR(g, "command");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; r->argv[i] != NULL; i++)
@@ -241,8 +239,49 @@ char *moat_sandbox_result_json(const struct moat_sandbox_result *r)
 	g_stream(g, "stderr", &r->err);
 	g_files(g, r);
 	yajl_gen_map_close(g);
+	return sbj_finish(g);
+}
+
+char *sbj_finish(yajl_gen g)
+{
+	const unsigned char *buf;
+	size_t len;
+	char *out;
+
 	yajl_gen_get_buf(g, &buf, &len);
 	out = xstrndup((const char *)buf, len);
 	yajl_gen_free(g);
 	return out;
+}
+
+char *moat_sandbox_diff_json(const struct moat_sandbox_result *r)
+{
+	yajl_gen g = yajl_gen_alloc(NULL);
+
+	yajl_gen_config(g, yajl_gen_beautify, 1);
+	yajl_gen_map_open(g);
+	sbj_key_str(g, "schema", "moat.sandbox.diff/v1");
+	sbj_key_str(g, "sandbox", r->sandbox);
+	g_files(g, r);
+	yajl_gen_map_close(g);
+	return sbj_finish(g);
+}
+
+char *moat_sandbox_status_json(const struct moat_sandbox_status *s)
+{
+	yajl_gen g = yajl_gen_alloc(NULL);
+
+	yajl_gen_map_open(g);
+	sbj_key_str(g, "name", s->name);
+	sbj_key_str(g, "isolation", s->isolation);
+	sbj_key_str(g, "accelerator", s->accel);
+	sbj_key_time(g, "created", &s->created);
+	sbj_key_time(g, "expires", &s->expires);
+	sbj_key_time(g, "idle_expires", &s->idle_expires);
+	G_STR(g, "busy");
+	yajl_gen_bool(g, s->busy);
+	sbj_key_int(g, "commands", (long long)s->commands, false);
+	sbj_key_int(g, "keeper_pid", s->keeper_pid, false);
+	yajl_gen_map_close(g);
+	return sbj_finish(g);
 }

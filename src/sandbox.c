@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* moat sandbox: run a program nobody reviewed under moat's contract, and print the result.
+/* moat sandbox: run a program nobody reviewed under moat's contract, and print the result;
+ * make a session's sandbox; and the options the two share.
  *
  * `moat sandbox run` forks the sandbox's keeper and waits for the result. The keeper leaves
  * the caller's session and stdio, does the whole task (libmoat's moat_sandbox_run) and sends
  * back the exit status and the result document on a socket pair. When the caller dies (a
  * SIGKILL at any point), the keeper sees its end of the pair hang up, kills the command and
- * destroys the sandbox; killing the keeper takes the sandbox's processes with it. */
+ * destroys the sandbox; killing the keeper takes the sandbox's processes with it.
+ *
+ * `moat sandbox create` forks a keeper the same way, which makes the sandbox, says it is
+ * ready and then serves the session's commands (sandbox-keeper.c) until it ends. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -22,20 +27,29 @@
 #include "image.h"
 #include "log.h"
 #include "moat.h"
+#include "sandbox-cli.h"
 #include "sandbox-json.h"
+#include "sandbox-proto.h"
 #include "sandbox.h"
 #include "utils.h"
 
-#define EXIT_TIMEOUT 124 /* as timeout(1) */
-#define EXIT_SANDBOX_ERROR 125
-
-static void usage(void)
+static void usage(bool create)
 {
-	printf("Usage: moat sandbox run [OPTIONS] -- PROGRAM [ARG...]\n\n"
-	       "Make a sandbox from a read-only root filesystem, run PROGRAM in it (never through\n"
-	       "a shell) with the limits below, print the result as JSON\n"
-	       "(moat.sandbox.result/v1, docs/sandbox.md), and destroy everything.\n\n"
-	       "  --rootfs DIR            the base, used read-only\n"
+	if (create)
+		printf("Usage: moat sandbox create [OPTIONS] NAME\n\n"
+		       "Make a sandbox that lives across several commands (exec, cp, diff, rm), and\n"
+		       "print its NAME once it is ready. Its keeper, a process of the caller's uid,\n"
+		       "destroys it at rm, at the end of its lifetime, after its idle timeout, or\n"
+		       "when killed (docs/sandbox.md).\n\n"
+		       "  --lifetime D            the sandbox's whole life (default 10m)\n"
+		       "  --idle-timeout D        destroyed after D without exec, cp or diff\n"
+		       "                          (default 2m; 0: never)\n");
+	else
+		printf("Usage: moat sandbox run [OPTIONS] -- PROGRAM [ARG...]\n\n"
+		       "Make a sandbox from a read-only root filesystem, run PROGRAM in it (never\n"
+		       "through a shell) with the limits below, print the result as JSON\n"
+		       "(moat.sandbox.result/v1, docs/sandbox.md), and destroy everything.\n\n");
+	printf("  --rootfs DIR            the base, used read-only\n"
 	       "  --image PATH            or an image as the base: an OCI layout directory, or an\n"
 	       "                          OCI or Docker archive (podman/docker save), unpacked once\n"
 	       "                          into " MOAT_SANDBOX_IMAGE_CACHE "\n"
@@ -53,8 +67,14 @@ static void usage(void)
 	       "  --workdir DIR           the working directory, created (default /work)\n"
 	       "  --env K=V               an environment variable (repeatable); the program gets\n"
 	       "                          nothing else but PATH\n"
-	       "  --copy-in HOST:PATH     copy a host file or directory in (repeatable)\n"
-	       "  --copy-out PATH:HOST    copy a file or directory out after the run (repeatable;\n"
+	       "  --copy-in HOST:PATH     copy a host file or directory in (repeatable)\n");
+	if (create) {
+		printf("\nThe --timeout, --output-limit, --user, --workdir and --env given here are the\n"
+		       "defaults of each exec. Durations: N (seconds), Nms, Ns, Nm, Nh. Sizes: N, Nk,\n"
+		       "Nm, Ng. Exit status: 0 once ready, 1 for a bad argument, 125 when moat failed.\n");
+		return;
+	}
+	printf("  --copy-out PATH:HOST    copy a file or directory out after the run (repeatable;\n"
 	       "                          symlinks are not followed)\n"
 	       "  --result FILE           write the result there (default: stdout)\n\n"
 	       "Durations: N (seconds), Nms, Ns, Nm, Nh. Sizes: N, Nk, Nm, Ng.\n"
@@ -80,6 +100,8 @@ enum {
 	OPT_COPY_IN,
 	OPT_COPY_OUT,
 	OPT_RESULT,
+	OPT_LIFETIME,
+	OPT_IDLE_TIMEOUT,
 };
 
 static const struct option run_options[] = {
@@ -100,12 +122,17 @@ static const struct option run_options[] = {
 	{ "copy-in", required_argument, NULL, OPT_COPY_IN },
 	{ "copy-out", required_argument, NULL, OPT_COPY_OUT },
 	{ "result", required_argument, NULL, OPT_RESULT },
+	{ "lifetime", required_argument, NULL, OPT_LIFETIME },
+	{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 /* What the command line holds beside the library's options. */
 struct run_args {
+	const char *cmd; /* "sandbox run" or "sandbox create" */
+	bool create;
+	uint64_t lifetime_ms, idle_ms;
 	struct moat_sandbox_opts o;
 	char **env;
 	size_t n_env;
@@ -116,7 +143,7 @@ struct run_args {
 	char rootfs[PATH_MAX];
 };
 
-static int parse_duration(const char *flag, const char *s, uint64_t *ret_ms)
+int sb_parse_duration(const char *cmd, const char *flag, const char *s, uint64_t *ret_ms)
 {
 	static const struct {
 		const char *suffix;
@@ -133,24 +160,23 @@ static int parse_duration(const char *flag, const char *s, uint64_t *ret_ms)
 				*ret_ms = v * units[i].ms;
 				return 0;
 			}
-	return moat_usage_error("sandbox run", "%s: '%s' is not a duration (N, Nms, Ns, Nm, Nh)",
-				flag, s);
+	return moat_usage_error(cmd, "%s: '%s' is not a duration (N, Nms, Ns, Nm, Nh)", flag, s);
 }
 
-static int parse_bytes(const char *flag, const char *s, uint64_t min, uint64_t *ret)
+int sb_parse_bytes(const char *cmd, const char *flag, const char *s, uint64_t min, uint64_t *ret)
 {
 	int64_t v;
 
-	if (moat_parse_size("sandbox run", flag, s, &v) != 0)
+	if (moat_parse_size(cmd, flag, s, &v) != 0)
 		return EXIT_FAILURE;
 	if (v < 0 || (uint64_t)v < min)
-		return moat_usage_error("sandbox run", "%s: '%s' is below the least, %llu bytes",
-					flag, s, (unsigned long long)min);
+		return moat_usage_error(cmd, "%s: '%s' is below the least, %llu bytes", flag, s,
+					(unsigned long long)min);
 	*ret = (uint64_t)v;
 	return 0;
 }
 
-static int parse_user(const char *s, struct moat_sandbox_opts *o)
+int sb_parse_user(const char *cmd, const char *s, uid_t *ret_uid, gid_t *ret_gid)
 {
 	unsigned long uid, gid;
 	char *end;
@@ -161,10 +187,20 @@ static int parse_user(const char *s, struct moat_sandbox_opts *o)
 	if (errno == 0 && end != s && *end == ':')
 		gid = strtoul(end + 1, &end, 10);
 	if (errno || end == s || *end != '\0' || s[0] == '-' || uid > 65535 || gid > 65535)
-		return moat_usage_error("sandbox run",
-					"--user: '%s' is not UID[:GID] (numbers in 0..65535)", s);
-	o->uid = (uid_t)uid;
-	o->gid = (gid_t)gid;
+		return moat_usage_error(cmd, "--user: '%s' is not UID[:GID] (numbers in 0..65535)",
+					s);
+	*ret_uid = (uid_t)uid;
+	*ret_gid = (gid_t)gid;
+	return 0;
+}
+
+int sb_parse_env(const char *cmd, char *arg, char ***env, size_t *n)
+{
+	if (strchr(arg, '=') == NULL || arg[0] == '=')
+		return moat_usage_error(cmd, "--env: '%s' is not K=V", arg);
+	*env = xrealloc(*env, (*n + 2) * sizeof(char *));
+	(*env)[(*n)++] = arg;
+	(*env)[*n] = NULL;
 	return 0;
 }
 
@@ -175,8 +211,11 @@ static int add_copy(struct run_args *a, int which, char *arg)
 	char *colon = strchr(arg, ':');
 	struct moat_sandbox_copy c;
 
+	if (a->create && which == 1)
+		return moat_usage_error(a->cmd,
+					"--copy-out: only for sandbox run (use sandbox cp)");
 	if (colon == NULL || colon == arg || colon[1] == '\0')
-		return moat_usage_error("sandbox run", "%s: '%s' is not %s", flag, arg,
+		return moat_usage_error(a->cmd, "%s: '%s' is not %s", flag, arg,
 					which == 0 ? "HOST:PATH" : "PATH:HOST");
 	*colon = '\0';
 	c = which == 0 ? (struct moat_sandbox_copy){ arg, colon + 1 }
@@ -195,33 +234,31 @@ static int parse_value(struct run_args *a, int c, char *arg)
 	switch (c) {
 	case OPT_ROOTFS:
 		if (realpath(arg, a->rootfs) == NULL)
-			return moat_usage_error("sandbox run", "--rootfs '%s': %s", arg,
-						strerror(errno));
+			return moat_usage_error(a->cmd, "--rootfs '%s': %s", arg, strerror(errno));
 		o->rootfs = a->rootfs;
 		return 0;
 	case OPT_IMAGE: a->image = arg; return 0;
 	case OPT_ISOLATION:
 		if (strcmp(arg, "container") != 0 && strcmp(arg, "microvm") != 0)
-			return moat_usage_error("sandbox run",
-						"--isolation: '%s' is not container or microvm",
-						arg);
+			return moat_usage_error(
+				a->cmd, "--isolation: '%s' is not container or microvm", arg);
 		o->isolation = arg;
 		return 0;
 	case OPT_ACCEL:
 		if (strcmp(arg, "kvm") != 0 && strcmp(arg, "tcg") != 0)
-			return moat_usage_error("sandbox run", "--accel: '%s' is not kvm or tcg",
-						arg);
+			return moat_usage_error(a->cmd, "--accel: '%s' is not kvm or tcg", arg);
 		o->accel = arg;
 		return 0;
-	case OPT_TIMEOUT: return parse_duration("--timeout", arg, &o->timeout_ms);
-	case OPT_MEMORY: return parse_bytes("--memory", arg, 8 << 20, &o->memory);
-	case OPT_DISK: return parse_bytes("--disk", arg, 1 << 20, &o->disk);
-	case OPT_OUTPUT_LIMIT: return parse_bytes("--output-limit", arg, 0, &o->output_limit);
+	case OPT_TIMEOUT: return sb_parse_duration(a->cmd, "--timeout", arg, &o->timeout_ms);
+	case OPT_MEMORY: return sb_parse_bytes(a->cmd, "--memory", arg, 8 << 20, &o->memory);
+	case OPT_DISK: return sb_parse_bytes(a->cmd, "--disk", arg, 1 << 20, &o->disk);
+	case OPT_OUTPUT_LIMIT:
+		return sb_parse_bytes(a->cmd, "--output-limit", arg, 0, &o->output_limit);
 	case OPT_PIDS:
 		errno = 0;
 		v = strtoull(arg, &end, 10);
 		if (errno || end == arg || *end != '\0' || arg[0] == '-' || v < 2 || v > 4194304)
-			return moat_usage_error("sandbox run",
+			return moat_usage_error(a->cmd,
 						"--pids: '%s' is not a number in 2..4194304", arg);
 		o->pids = v;
 		return 0;
@@ -229,43 +266,50 @@ static int parse_value(struct run_args *a, int c, char *arg)
 		errno = 0;
 		o->cpus = strtod(arg, &end);
 		if (errno || end == arg || *end != '\0' || !(o->cpus >= 0.01) || o->cpus > 1024)
-			return moat_usage_error("sandbox run",
+			return moat_usage_error(a->cmd,
 						"--cpus: '%s' is not a number in 0.01..1024", arg);
 		return 0;
 	case OPT_ON_OUTPUT_LIMIT:
 		if (strcmp(arg, "kill") != 0 && strcmp(arg, "truncate") != 0)
-			return moat_usage_error("sandbox run",
-						"--on-output-limit: '%s' is not kill or truncate",
-						arg);
+			return moat_usage_error(
+				a->cmd, "--on-output-limit: '%s' is not kill or truncate", arg);
 		o->truncate_output = strcmp(arg, "truncate") == 0;
 		return 0;
-	case OPT_USER: return parse_user(arg, o);
+	case OPT_USER: return sb_parse_user(a->cmd, arg, &o->uid, &o->gid);
 	case OPT_WORKDIR:
 		if (arg[0] != '/' || strstr(arg, "/../") != NULL || strcmp(arg, "/") == 0)
-			return moat_usage_error("sandbox run",
-						"--workdir: '%s' is not an absolute path below /",
-						arg);
+			return moat_usage_error(
+				a->cmd, "--workdir: '%s' is not an absolute path below /", arg);
 		o->workdir = arg;
 		return 0;
-	case OPT_ENV:
-		if (strchr(arg, '=') == NULL || arg[0] == '=')
-			return moat_usage_error("sandbox run", "--env: '%s' is not K=V", arg);
-		a->env = xrealloc(a->env, (a->n_env + 2) * sizeof(char *));
-		a->env[a->n_env++] = arg;
-		a->env[a->n_env] = NULL;
-		return 0;
+	case OPT_ENV: return sb_parse_env(a->cmd, arg, &a->env, &a->n_env);
 	case OPT_COPY_IN: return add_copy(a, 0, arg);
 	case OPT_COPY_OUT: return add_copy(a, 1, arg);
-	case OPT_RESULT: a->result = arg; return 0;
+	case OPT_RESULT:
+		if (a->create)
+			return moat_usage_error(a->cmd, "--result: only for sandbox run and exec");
+		a->result = arg;
+		return 0;
+	case OPT_LIFETIME:
+	case OPT_IDLE_TIMEOUT:
+		if (!a->create)
+			return moat_usage_error(a->cmd, "--%s: only for sandbox create",
+						c == OPT_LIFETIME ? "lifetime" : "idle-timeout");
+		if (c == OPT_LIFETIME)
+			return sb_parse_duration(a->cmd, "--lifetime", arg, &a->lifetime_ms);
+		return sb_parse_duration(a->cmd, "--idle-timeout", arg, &a->idle_ms);
 	}
 	return EXIT_FAILURE;
 }
 
+/* The options of run and create; create takes the NAME where run takes the program. */
 static int parse_run(int argc, char **argv, struct run_args *a)
 {
 	struct moat_sandbox_opts *o = &a->o;
 	int c;
 
+	a->lifetime_ms = MOAT_SANDBOX_LIFETIME_MS;
+	a->idle_ms = MOAT_SANDBOX_IDLE_MS;
 	*o = (struct moat_sandbox_opts){ .timeout_ms = MOAT_SANDBOX_TIMEOUT_MS,
 					 .memory = MOAT_SANDBOX_MEMORY,
 					 .pids = MOAT_SANDBOX_PIDS,
@@ -277,19 +321,26 @@ static int parse_run(int argc, char **argv, struct run_args *a)
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "+h", run_options, NULL)) != -1) {
 		if (c == 'h') {
-			usage();
+			usage(a->create);
 			exit(EXIT_SUCCESS);
 		}
 		if (c == '?')
-			return moat_bad_option("sandbox run", argv);
+			return moat_bad_option(a->cmd, argv);
 		if (parse_value(a, c, optarg) != 0)
 			return EXIT_FAILURE;
 	}
+	if (a->create && optind + 1 != argc)
+		return moat_usage_error(a->cmd, "give the sandbox's NAME (and nothing after it)");
 	if (optind >= argc)
-		return moat_usage_error("sandbox run", "no program: give it after --");
+		return moat_usage_error(a->cmd, "no program: give it after --");
 	if ((o->rootfs == NULL) == (a->image == NULL))
-		return moat_usage_error("sandbox run", "give one of --rootfs DIR and --image PATH");
-	o->argv = argv + optind;
+		return moat_usage_error(a->cmd, "give one of --rootfs DIR and --image PATH");
+	if (a->create && a->lifetime_ms == 0)
+		return moat_usage_error(a->cmd, "--lifetime: 0 is no lifetime; give one");
+	if (a->create)
+		o->name = argv[optind];
+	else
+		o->argv = argv + optind;
 	o->env = a->env;
 	o->copy_in = a->copies[0];
 	o->n_copy_in = a->n_copies[0];
@@ -298,7 +349,7 @@ static int parse_run(int argc, char **argv, struct run_args *a)
 	return 0;
 }
 
-static int exit_status(const struct moat_sandbox_result *r)
+int sb_exit_status(const struct moat_sandbox_result *r)
 {
 	switch (r->reason) {
 	case MOAT_SANDBOX_ERROR: return EXIT_SANDBOX_ERROR;
@@ -308,52 +359,58 @@ static int exit_status(const struct moat_sandbox_result *r)
 	}
 }
 
-/* The keeper: its own session, no stdio of the caller's; the status and the result go to
- * link, then it exits. */
-static _Noreturn void keeper(struct moat_globals *g, const struct moat_sandbox_opts *o, int link)
+/* Close every fd that would survive an exec: those the caller handed down, not moat's. */
+static void close_inherited(void)
+{
+	_cleanup_closedir_ DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		int fd = atoi(e->d_name), flags;
+
+		if (e->d_name[0] == '.' || fd <= 2 || fd == dirfd(d))
+			continue;
+		flags = fcntl(fd, F_GETFD);
+		if (flags >= 0 && !(flags & FD_CLOEXEC))
+			close(fd);
+	}
+}
+
+int sb_detach(void)
+{
+	_cleanup_close_ int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	setsid();
+	signal(SIGPIPE, SIG_IGN);
+	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0)
+		return -errno;
+	close_inherited();
+	return 0;
+}
+
+/* run's keeper: the status and the result go to link, then it exits. */
+static _Noreturn void keeper(const struct moat_sandbox_opts *o, int link)
 {
 	_cleanup_(moat_sandbox_result_freep) struct moat_sandbox_result *r = NULL;
 	moat_error err = MOAT_ERROR_INIT;
 	_cleanup_free_ char *json = NULL;
-	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC), status;
 
-	(void)g;
-	setsid();
-	signal(SIGPIPE, SIG_IGN);
-	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0)
+	if (sb_detach() < 0)
 		_exit(EXIT_SANDBOX_ERROR);
 	if (moat_sandbox_run(o, link, &r, &err) < 0) {
-		dprintf(link, "%d\t%s\n", EXIT_SANDBOX_ERROR,
-			err.msg ? err.msg : "sandbox: failed");
+		sb_reply(link, EXIT_SANDBOX_ERROR, err.msg ? err.msg : "sandbox: failed", NULL);
 		_exit(EXIT_SANDBOX_ERROR);
 	}
-	status = exit_status(r);
 	json = moat_sandbox_result_json(r);
-	dprintf(link, "%d\t%s\n", status, r->reason == MOAT_SANDBOX_ERROR ? r->message : "");
-	write_all(link, json, strlen(json));
-	write_all(link, "\n", 1);
+	sb_reply(link, sb_exit_status(r), r->reason == MOAT_SANDBOX_ERROR ? r->message : "", json);
 	_exit(0);
 }
 
-/* Read what the keeper sends: "STATUS\tMESSAGE\n" (MESSAGE: moat's error, one line, or
- * nothing), then the result, unless moat refused the options. */
-static int await_keeper(int link, const char *result_path)
+int sb_print_reply(int status, const char *msg, const char *body, const char *result_path)
 {
-	_cleanup_free_ char *buf = NULL;
 	moat_error err = MOAT_ERROR_INIT;
-	char *body, *msg;
-	size_t len;
-	int status;
 
-	if (read_fd_all(link, "the sandbox's keeper", 256u << 20, &buf, &len, &err) < 0)
-		return moat_fail(&err);
-	if (len == 0 || sscanf(buf, "%d", &status) != 1 || (msg = strchr(buf, '\t')) == NULL ||
-	    (body = strchr(msg, '\n')) == NULL) {
-		moat_error_msg(&err, EIO, "sandbox run: the keeper ended without a result");
-		return moat_fail(&err);
-	}
-	*body++ = '\0';
-	if (*++msg != '\0')
+	if (msg[0] != '\0')
 		fprintf(stderr, "moat: %s\n", msg);
 	if (body[0] == '\0')
 		return status;
@@ -363,7 +420,8 @@ static int await_keeper(int link, const char *result_path)
 
 		if (fd < 0 || write_all(fd, body, strlen(body)) < 0) {
 			moat_error_set(&err, errno, "--result '%s'", result_path);
-			return moat_fail(&err);
+			moat_fail(&err);
+			return EXIT_SANDBOX_ERROR;
 		}
 	} else {
 		fputs(body, stdout);
@@ -372,60 +430,116 @@ static int await_keeper(int link, const char *result_path)
 	return status;
 }
 
-static int cmd_run(struct moat_globals *g, int argc, char **argv)
+/* Read what the keeper sends, and print it. */
+static int await_keeper(int link, const char *result_path)
 {
-	_cleanup_free_ char *image_root = NULL;
-	struct run_args a = { 0 };
+	_cleanup_free_ char *msg = NULL, *body = NULL;
+	moat_error err = MOAT_ERROR_INIT;
+	int status;
+
+	if (sb_reply_read(link, "the sandbox's keeper", &status, &msg, &body, &err) < 0) {
+		moat_fail(&err);
+		return EXIT_SANDBOX_ERROR;
+	}
+	return sb_print_reply(status, msg, body, result_path);
+}
+
+/* The image, unpacked into the cache, as the base. */
+static int resolve_image(struct run_args *a, char **ret_root)
+{
+	const char *cache = getenv("MOAT_SANDBOX_IMAGE_CACHE");
+	moat_error err = MOAT_ERROR_INIT;
+
+	if (a->image == NULL)
+		return 0;
+	if (moat_image_rootfs(a->image, cache ? cache : MOAT_SANDBOX_IMAGE_CACHE, ret_root, &err) <
+	    0) {
+		moat_error_prefix(&err, "--image '%s'", a->image);
+		return moat_fail(&err);
+	}
+	a->o.rootfs = *ret_root;
+	return 0;
+}
+
+static void run_args_free(struct run_args *a)
+{
+	free(a->env);
+	free(a->copies[0]);
+	free(a->copies[1]);
+}
+
+/* Fork the keeper of run or create, and print what it says. */
+static int with_keeper(struct run_args *a)
+{
 	int pair[2], status;
 	pid_t pid;
 
-	if (parse_run(argc, argv, &a) != 0)
-		return EXIT_FAILURE;
-	a.o.policy = g->policy;
-	if (a.image != NULL) {
-		moat_error err = MOAT_ERROR_INIT;
-
-		const char *cache = getenv("MOAT_SANDBOX_IMAGE_CACHE");
-
-		if (moat_image_rootfs(a.image, cache ? cache : MOAT_SANDBOX_IMAGE_CACHE,
-				      &image_root, &err) < 0) {
-			moat_error_prefix(&err, "--image '%s'", a.image);
-			return moat_fail(&err);
-		}
-		a.o.rootfs = image_root;
-	}
 	moat_sandbox_collect();
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
-		perror("moat: sandbox run: socketpair");
+		perror("moat: sandbox: socketpair");
 		return EXIT_SANDBOX_ERROR;
 	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
-		perror("moat: sandbox run: fork");
+		perror("moat: sandbox: fork");
 		return EXIT_SANDBOX_ERROR;
 	}
 	if (pid == 0) {
 		close(pair[0]);
-		keeper(g, &a.o, pair[1]);
+		if (a->create)
+			sb_keeper_session(&a->o, a->lifetime_ms, a->idle_ms, pair[1]);
+		keeper(&a->o, pair[1]);
 	}
 	close(pair[1]);
-	status = await_keeper(pair[0], a.result);
+	status = await_keeper(pair[0], a->result);
 	close(pair[0]);
+	if (a->create && status == 0) {
+		printf("%s\n", a->o.name);
+		return 0; /* the keeper lives on, the session's */
+	}
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	moat_sandbox_collect(); /* a keeper killed leaves its state: its caller removes it */
-	free(a.env);
-	free(a.copies[0]);
-	free(a.copies[1]);
+	return status;
+}
+
+static int cmd_run(struct moat_globals *g, int argc, char **argv, bool create)
+{
+	_cleanup_free_ char *image_root = NULL;
+	struct run_args a = { .cmd = create ? "sandbox create" : "sandbox run", .create = create };
+	moat_error err = MOAT_ERROR_INIT;
+	int status;
+
+	if (parse_run(argc, argv, &a) != 0 || resolve_image(&a, &image_root) != 0) {
+		run_args_free(&a);
+		return EXIT_FAILURE;
+	}
+	if (create && moat_sandbox_check_name(a.o.name, &err) < 0) {
+		run_args_free(&a);
+		return moat_fail(&err);
+	}
+	a.o.policy = g->policy;
+	status = with_keeper(&a);
+	run_args_free(&a);
 	return status;
 }
 
 static void sandbox_usage(FILE *f)
 {
-	fprintf(f, "Usage: moat sandbox run [OPTIONS] -- PROGRAM [ARG...]\n\n"
-		   "run  one task: make a sandbox, run PROGRAM, print the result, destroy it\n\n"
-		   "See 'moat sandbox run --help' for the options.\n");
+	fprintf(f,
+		"Usage: moat sandbox COMMAND ...\n\n"
+		"  run [OPTIONS] -- PROGRAM [ARG...]   one task: make a sandbox, run PROGRAM,\n"
+		"                                      print the result, destroy it\n"
+		"  create [OPTIONS] NAME               a session's sandbox, for the commands below\n"
+		"  exec [OPTIONS] NAME -- PROGRAM [ARG...]\n"
+		"                                      run PROGRAM in it, print the result\n"
+		"  cp NAME:PATH HOST_PATH | HOST_PATH NAME:PATH\n"
+		"                                      copy a file or directory out or in\n"
+		"  diff NAME                           what changed in it since create\n"
+		"  ls [--format table|json]            the caller's sandboxes\n"
+		"  rm [--force] NAME                   destroy it\n\n"
+		"See 'moat sandbox COMMAND --help' for the options of each.\n");
 }
 
 int moat_cmd_sandbox(struct moat_globals *g, int argc, char **argv)
@@ -438,8 +552,17 @@ int moat_cmd_sandbox(struct moat_globals *g, int argc, char **argv)
 		sandbox_usage(stdout);
 		return EXIT_SUCCESS;
 	}
-	if (strcmp(argv[1], "run") == 0)
-		return cmd_run(g, argc - 1, argv + 1);
-	return moat_usage_error("sandbox", "unknown subcommand '%s'",
-				argv[1]);
+	if (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "create") == 0)
+		return cmd_run(g, argc - 1, argv + 1, argv[1][0] == 'c');
+	if (strcmp(argv[1], "exec") == 0)
+		return sb_cmd_exec(g, argc - 1, argv + 1);
+	if (strcmp(argv[1], "cp") == 0)
+		return sb_cmd_cp(g, argc - 1, argv + 1);
+	if (strcmp(argv[1], "diff") == 0)
+		return sb_cmd_diff(g, argc - 1, argv + 1);
+	if (strcmp(argv[1], "ls") == 0)
+		return sb_cmd_ls(g, argc - 1, argv + 1);
+	if (strcmp(argv[1], "rm") == 0)
+		return sb_cmd_rm(g, argc - 1, argv + 1);
+	return moat_usage_error("sandbox", "unknown subcommand '%s'", argv[1]);
 }

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -102,7 +103,7 @@ struct watch {
 	struct moat_sandbox_result *r;
 	struct counters before, last; /* last: the latest read while the command ran */
 	uint64_t pids_peak;
-	bool killed, timed_out, output_hit;
+	bool killed, timed_out, lifetime_hit, output_hit;
 };
 
 static void sample(struct watch *w)
@@ -112,16 +113,58 @@ static void sample(struct watch *w)
 		w->pids_peak = w->last.pids_now;
 }
 
-/* The counters are read first: a sandbox killed whole has no cgroup to read after. */
-static void kill_all(struct watch *w)
+/* How many processes of the sandbox are not t->spare; their pids are killed when kill. */
+static size_t others(const struct sb_target *t, bool kill_them)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	moat_error e = MOAT_ERROR_INIT;
+	size_t n = 0, left = 0;
+
+	if (moat_container_pids(t->root, t->id, &pids, &n, &e) < 0) {
+		moat_error_clear(&e);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] != t->spare) {
+			left++;
+			if (kill_them)
+				kill(pids[i], SIGKILL);
+		}
+	return left;
+}
+
+void sb_kill(const struct sb_target *t)
 {
 	moat_error e = MOAT_ERROR_INIT;
 
-	if (!w->killed)
+	if (t->spare <= 0) {
+		moat_container_kill(t->root, t->id, SIGKILL, true, &e);
+		moat_error_clear(&e);
+		return;
+	}
+	/* frozen, nothing forks between the listing and the kill; thawed, the killed die */
+	for (int round = 0; round < 100; round++) {
+		bool frozen = moat_container_pause(t->root, t->id, &e) == 0;
+
+		moat_error_clear(&e);
+		others(t, true);
+		if (frozen)
+			moat_container_resume(t->root, t->id, &e);
+		moat_error_clear(&e);
+		for (int wait = 0; wait < 10 && others(t, false) > 0; wait++)
+			usleep(2000);
+		if (others(t, false) == 0)
+			return;
+	}
+}
+
+/* The counters are read first: a sandbox killed whole has no cgroup to read after. */
+static void kill_all(struct watch *w)
+{
+	if (!w->killed) {
 		sample(w);
-	if (!w->killed)
-		moat_container_kill(w->t->root, w->t->id, SIGKILL, true, &e);
-	moat_error_clear(&e);
+		sb_kill(w->t);
+	}
 	w->killed = true;
 }
 
@@ -158,8 +201,12 @@ static bool take_output(struct watch *w, int fd, struct moat_sandbox_stream *s)
 /* Poll the streams, the runner's report and the caller until the report comes. */
 static int watch_loop(struct watch *w, int fds[3], int abort_fd, struct report *rep)
 {
-	uint64_t start = now_ms(), next_sample = start;
+	uint64_t start = now_ms(), next_sample = start, deadline = w->o->timeout_ms;
 	bool open_[2] = { true, true };
+
+	/* the lifetime bounds the command as its timeout does, when it comes first */
+	if (w->o->lifetime_left_ms > 0 && (deadline == 0 || w->o->lifetime_left_ms < deadline))
+		deadline = w->o->lifetime_left_ms;
 
 	for (;;) {
 		struct pollfd p[4] = { { fds[0], POLLIN, 0 },
@@ -168,12 +215,13 @@ static int watch_loop(struct watch *w, int fds[3], int abort_fd, struct report *
 				       { abort_fd, 0, 0 } };
 		uint64_t now = now_ms(), wait = SAMPLE_MS;
 
-		if (w->o->timeout_ms > 0 && !w->timed_out) {
-			if (now - start >= w->o->timeout_ms) {
-				w->timed_out = true;
+		if (deadline > 0 && !w->killed) {
+			if (now - start >= deadline) {
+				w->timed_out = deadline == w->o->timeout_ms;
+				w->lifetime_hit = !w->timed_out;
 				kill_all(w);
-			} else if (w->o->timeout_ms - (now - start) < wait)
-				wait = w->o->timeout_ms - (now - start);
+			} else if (deadline - (now - start) < wait)
+				wait = deadline - (now - start);
 		}
 		/* a kernel with pids.peak keeps the peak itself: no need to sample it */
 		if (!w->before.pids_peak && now >= next_sample) {
@@ -227,10 +275,12 @@ static void settle_reason(struct watch *w, const struct sb_layer *l, const struc
 		r->usage.pids_peak =
 			(int64_t)(after.pids_now > w->pids_peak ? after.pids_now : w->pids_peak);
 	}
-	if (rep->r < 0 && w->killed && (w->timed_out || w->output_hit)) {
+	if (rep->r < 0 && w->killed && (w->timed_out || w->lifetime_hit || w->output_hit)) {
 		/* a microVM killed whole: its exec ends without the guest's word */
 		r->signo = SIGKILL;
-		r->reason = w->timed_out ? MOAT_SANDBOX_TIMEOUT : MOAT_SANDBOX_OUTPUT_LIMIT_HIT;
+		r->reason = w->timed_out      ? MOAT_SANDBOX_TIMEOUT
+			    : w->lifetime_hit ? MOAT_SANDBOX_LIFETIME
+					      : MOAT_SANDBOX_OUTPUT_LIMIT_HIT;
 		return;
 	}
 	if (rep->r < 0) {
@@ -245,6 +295,8 @@ static void settle_reason(struct watch *w, const struct sb_layer *l, const struc
 	failed = r->signo != 0 || r->code != 0;
 	if (w->timed_out)
 		r->reason = MOAT_SANDBOX_TIMEOUT;
+	else if (w->lifetime_hit)
+		r->reason = MOAT_SANDBOX_LIFETIME;
 	else if (w->output_hit)
 		r->reason = MOAT_SANDBOX_OUTPUT_LIMIT_HIT;
 	else if (after.have && w->before.have && after.oom_kills > w->before.oom_kills)

@@ -52,24 +52,19 @@ static int copy_bytes(int in, int out, uint64_t max, uint64_t *ret_n)
 
 /* ---- copy-in ---------------------------------------------------------------------------- */
 
-struct copy_in {
-	const struct moat_sandbox_opts *o;
-	const char *arg; /* the --copy-in argument, for messages */
-};
-
-static int in_fail(const struct copy_in *c, int e, const char *what, moat_error *err)
+static int in_fail(const struct sb_copy *c, int e, const char *what, moat_error *err)
 {
 	if (e == ENOSPC || e == EDQUOT)
-		return moat_error_msg(
-			err, e, "--copy-in '%s': the sandbox's disk is full (--disk %llu bytes)",
-			c->arg, (unsigned long long)c->o->disk);
-	return moat_error_msg(err, e, "--copy-in '%s': %s: %s", c->arg, what, strerror(e));
+		return moat_error_msg(err, e,
+				      "%s '%s': the sandbox's disk is full (--disk %llu bytes)",
+				      c->flag, c->arg, (unsigned long long)c->o->disk);
+	return moat_error_msg(err, e, "%s '%s': %s: %s", c->flag, c->arg, what, strerror(e));
 }
 
-static int in_entry(const struct copy_in *c, int src_dir, const char *src_name, int dst_dir,
+static int in_entry(const struct sb_copy *c, int src_dir, const char *src_name, int dst_dir,
 		    const char *dst_name, bool follow, moat_error *err);
 
-static int in_tree(const struct copy_in *c, int src_fd, int dst_dir, const char *name, mode_t mode,
+static int in_tree(const struct sb_copy *c, int src_fd, int dst_dir, const char *name, mode_t mode,
 		   moat_error *err)
 {
 	_cleanup_closedir_ DIR *d = NULL;
@@ -97,7 +92,7 @@ static int in_tree(const struct copy_in *c, int src_fd, int dst_dir, const char 
 	return 0;
 }
 
-static int in_file(const struct copy_in *c, int src, int dst_dir, const char *name, mode_t mode,
+static int in_file(const struct sb_copy *c, int src, int dst_dir, const char *name, mode_t mode,
 		   moat_error *err)
 {
 	_cleanup_close_ int out = -1;
@@ -116,13 +111,32 @@ static int in_file(const struct copy_in *c, int src, int dst_dir, const char *na
 	return 0;
 }
 
+static int not_copied(const struct sb_copy *c, const char *name, moat_error *err)
+{
+	return moat_error_msg(err, EINVAL, "%s '%s': '%s' is not a file, directory or symlink",
+			      c->flag, c->arg, name);
+}
+
+/* An open file or directory (fd, taken over). */
+static int in_open(const struct sb_copy *c, int fd, const struct stat *st, int dst_dir,
+		   const char *dst_name, moat_error *err)
+{
+	_cleanup_close_ int src = fd;
+
+	if (S_ISDIR(st->st_mode))
+		return in_tree(c, src, dst_dir, dst_name, st->st_mode, err);
+	if (S_ISREG(st->st_mode))
+		return in_file(c, src, dst_dir, dst_name, st->st_mode, err);
+	return not_copied(c, dst_name, err);
+}
+
 /* One entry: a directory (recursively), a regular file, or a symlink (as a symlink unless
  * follow: the argument itself is followed, as cp does). Anything else is refused. */
-static int in_entry(const struct copy_in *c, int src_dir, const char *src_name, int dst_dir,
+static int in_entry(const struct sb_copy *c, int src_dir, const char *src_name, int dst_dir,
 		    const char *dst_name, bool follow, moat_error *err)
 {
-	_cleanup_close_ int fd = -1;
 	struct stat st;
+	int fd;
 
 	if (fstatat(src_dir, src_name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0)
 		return in_fail(c, errno, src_name, err);
@@ -140,17 +154,13 @@ static int in_entry(const struct copy_in *c, int src_dir, const char *src_name, 
 		return 0;
 	}
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-		return moat_error_msg(err, EINVAL,
-				      "--copy-in '%s': '%s' is not a file, directory or symlink",
-				      c->arg, src_name);
+		return not_copied(c, src_name, err);
 	fd = openat(src_dir, src_name,
 		    O_RDONLY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW) |
 			    (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
 	if (fd < 0)
 		return in_fail(c, errno, src_name, err);
-	if (S_ISDIR(st.st_mode))
-		return in_tree(c, fd, dst_dir, dst_name, st.st_mode, err);
-	return in_file(c, fd, dst_dir, dst_name, st.st_mode, err);
+	return in_open(c, fd, &st, dst_dir, dst_name, err);
 }
 
 int sb_copy_in(const struct moat_sandbox_opts *o, const struct sb_layer *l, moat_error *err)
@@ -159,7 +169,7 @@ int sb_copy_in(const struct moat_sandbox_opts *o, const struct sb_layer *l, moat
 		const struct moat_sandbox_copy *cp = &o->copy_in[i];
 		_cleanup_free_ char *dst = sb_sandbox_path(o, cp->path), *name = NULL;
 		_cleanup_free_ char *arg = xasprintf("%s:%s", cp->host, cp->path);
-		struct copy_in c = { .o = o, .arg = arg };
+		struct sb_copy c = { .o = o, .flag = "--copy-in", .arg = arg };
 		_cleanup_close_ int parent = -1;
 
 		/* an O_PATH fd: the *at calls work on it */
@@ -171,9 +181,34 @@ int sb_copy_in(const struct moat_sandbox_opts *o, const struct sb_layer *l, moat
 	return 0;
 }
 
+int sb_copy_in_fd(const struct sb_copy *c, int root_fd, int src_fd, const char *src_name,
+		  const char *path, moat_error *err)
+{
+	_cleanup_free_ char *dst = sb_sandbox_path(c->o, path), *name = NULL;
+	_cleanup_close_ int parent = -1, into = -1, fd = -1;
+	struct stat st;
+
+	if (moat_safe_open_parent(root_fd, dst, &parent, &name, err) < 0)
+		return moat_error_prefix(err, "%s '%s'", c->flag, c->arg);
+	/* into an existing directory, under the source's own name */
+	into = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (into >= 0 && strchr(src_name, '/') == NULL && strcmp(src_name, "..") != 0 &&
+	    strcmp(src_name, ".") != 0) {
+		close(TAKE_FD(parent));
+		parent = TAKE_FD(into);
+		free(name);
+		name = xstrdup(src_name);
+	}
+	fd = fcntl(src_fd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return in_fail(c, errno, src_name, err);
+	return in_open(c, TAKE_FD(fd), &st, parent, name, err);
+}
+
 /* ---- copy-out --------------------------------------------------------------------------- */
 
 struct copy_out {
+	const char *flag;
 	const char *arg;
 	uint64_t total;
 	moat_error *err;
@@ -183,16 +218,14 @@ static int out_fail(const struct copy_out *c, int e, const char *what)
 {
 	if (e == ELOOP)
 		return moat_error_msg(c->err, e,
-				      "--copy-out '%s': '%s' is or passes through a symlink; "
+				      "%s '%s': '%s' is or passes through a symlink; "
 				      "symlinks are not followed",
-				      c->arg, what);
+				      c->flag, c->arg, what);
 	if (e == EFBIG)
 		return moat_error_msg(
-			c->err, e,
-			"--copy-out '%s': '%s' is larger than %llu bytes, the copy-out "
-			"limit",
-			c->arg, what, (unsigned long long)MOAT_SANDBOX_COPY_OUT_MAX);
-	return moat_error_msg(c->err, e, "--copy-out '%s': %s: %s", c->arg, what, strerror(e));
+			c->err, e, "%s '%s': '%s' is larger than %llu bytes, the copy-out limit",
+			c->flag, c->arg, what, (unsigned long long)MOAT_SANDBOX_COPY_OUT_MAX);
+	return moat_error_msg(c->err, e, "%s '%s': %s: %s", c->flag, c->arg, what, strerror(e));
 }
 
 static int out_entry(struct copy_out *c, int src, const char *name, int dst_dir,
@@ -258,26 +291,45 @@ static int out_entry(struct copy_out *c, int src, const char *name, int dst_dir,
 	return 0;
 }
 
+/* One copy out of the sandbox's root: path to dst_name in dst_dir. */
+static int out_one(struct copy_out *c, int root_fd, const char *path, int dst_dir,
+		   const char *dst_name)
+{
+	int fd = -1;
+
+	if (moat_safe_open(root_fd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0,
+			   MOAT_RESOLVE_NO_SYMLINKS, &fd, c->err) < 0) {
+		int e = moat_error_ret(c->err);
+
+		moat_error_drop(c->err);
+		return out_fail(c, -e, path);
+	}
+	return out_entry(c, fd, path, dst_dir, dst_name);
+}
+
 int sb_copy_out(const struct moat_sandbox_opts *o, int rootfd, moat_error *err)
 {
-	struct copy_out c = { .err = err };
+	struct copy_out c = { .flag = "--copy-out", .err = err };
 
 	for (size_t i = 0; i < o->n_copy_out; i++) {
 		const struct moat_sandbox_copy *cp = &o->copy_out[i];
 		_cleanup_free_ char *src = sb_sandbox_path(o, cp->path);
 		_cleanup_free_ char *arg = xasprintf("%s:%s", cp->path, cp->host);
-		int fd = -1;
 
 		c.arg = arg;
-		if (moat_safe_open(rootfd, src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0,
-				   MOAT_RESOLVE_NO_SYMLINKS, &fd, err) < 0) {
-			int e = moat_error_ret(err);
-
-			moat_error_drop(err);
-			return out_fail(&c, -e, src);
-		}
-		if (out_entry(&c, fd, src, AT_FDCWD, cp->host) < 0)
+		if (out_one(&c, rootfd, src, AT_FDCWD, cp->host) < 0)
 			return moat_error_ret(err);
 	}
+	return 0;
+}
+
+int sb_copy_out_fd(const struct sb_copy *sc, int root_fd, const char *path, int dst_dir,
+		   const char *dst_name, moat_error *err)
+{
+	_cleanup_free_ char *src = sb_sandbox_path(sc->o, path);
+	struct copy_out c = { .flag = sc->flag, .arg = sc->arg, .err = err };
+
+	if (out_one(&c, root_fd, src, dst_dir, dst_name) < 0)
+		return moat_error_ret(err);
 	return 0;
 }

@@ -61,6 +61,22 @@ int sb_copy_out(const struct moat_sandbox_opts *o, int rootfd, moat_error *err);
 /* The sandbox path of a copy: absolute as given, else under the workdir. */
 char *sb_sandbox_path(const struct moat_sandbox_opts *o, const char *path);
 
+/* One copy of a session's (`moat sandbox cp`): the sandbox's options (owner, workdir,
+ * disk), and the flag and argument its messages name. */
+struct sb_copy {
+	const struct moat_sandbox_opts *o;
+	const char *flag;
+	const char *arg;
+};
+/* Copy the open host file or directory src_fd (named src_name on the host) to path in the
+ * sandbox's root root_fd, owned by the sandbox's user; into path/src_name when path is an
+ * existing directory, as cp does. */
+int sb_copy_in_fd(const struct sb_copy *c, int root_fd, int src_fd, const char *src_name,
+		  const char *path, moat_error *err);
+/* Copy path out of the sandbox's root, as sb_copy_out does, to dst_name in dst_dir. */
+int sb_copy_out_fd(const struct sb_copy *c, int root_fd, const char *path, int dst_dir,
+		   const char *dst_name, moat_error *err);
+
 /* ---- sandbox-diff.c: what the command changed ---- */
 
 struct sb_baseline;
@@ -88,15 +104,44 @@ struct sb_target {
 	const char *root; /* the containers' state root */
 	const char *id;
 	const char *policy;
+	pid_t spare; /* a session's init: a kill spares it (0: kill the whole sandbox) */
 };
+
+/* Kill every process of the sandbox but t->spare (frozen meanwhile, so none forks past
+ * the kill), or all of them when there is none to spare. */
+void sb_kill(const struct sb_target *t);
 
 /* Run process in the sandbox's container with o's timeout and output limit, and fill r's
  * exit (code, signal and reason: timeout, output-limit, oom, pids, disk from the cgroup's
  * counters and the layer l, else exited or signaled), time.started and .ended, resources,
  * stdout and stderr. A kill goes to every process of the container. A hang-up on abort_fd
- * kills the command and returns -ECANCELED. */
+ * kills the command and returns -ECANCELED. o->lifetime_left_ms bounds the command as the
+ * timeout does, with reason lifetime. */
 int sb_command_run(const struct sb_target *t, const struct moat_sandbox_opts *o,
 		   const struct oci_process *process, const struct sb_layer *l, int abort_fd,
 		   struct moat_sandbox_result *r, moat_error *err);
+
+/* ---- sandbox.c: one sandbox, made and destroyed ---- */
+
+struct moat_sandbox {
+	struct moat_sandbox_opts o; /* the caller's, whose strings outlive the sandbox */
+	struct moat_sandbox_info info;
+	char *name, *dir, *runtime, *id;
+	char **policy; /* the policy's changes, pairs (rule, what), as the result has them */
+	int state_fd, user_fd, lock_fd, root_fd;
+	struct sb_layer layer;
+	bool created;
+	pid_t init;
+	struct sb_baseline *baseline; /* the upper layer once made: what diff compares with */
+};
+
+/* Milliseconds from a to b. */
+double sb_ms_between(const struct timespec *a, const struct timespec *b);
+/* The sandbox's container, for sb_command_run. */
+struct sb_target sb_target_of(const struct moat_sandbox *s);
+/* A result for a command of s, its sandbox and isolation filled in. */
+struct moat_sandbox_result *sb_result_new(const struct moat_sandbox *s, char *const *argv);
+/* The result's reason becomes error, with e's message unless it has one; e is dropped. */
+void sb_result_fail(struct moat_sandbox_result *r, moat_error *e);
 
 #endif

@@ -69,23 +69,12 @@ void moat_sandbox_result_free(struct moat_sandbox_result *r)
 	free(r);
 }
 
-static double ms_between(const struct timespec *a, const struct timespec *b)
+double sb_ms_between(const struct timespec *a, const struct timespec *b)
 {
 	return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;
 }
 
-/* One sandbox being built, run and destroyed. */
-struct sandbox {
-	const struct moat_sandbox_opts *o;
-	char *name, *dir, *runtime, *id;
-	int state_fd, user_fd, lock_fd;
-	struct sb_layer layer;
-	bool created;
-	pid_t init;
-	struct sb_baseline *baseline;
-};
-
-static int make_state_dir(struct sandbox *s, moat_error *err)
+static int make_state_dir(struct moat_sandbox *s, moat_error *err)
 {
 	uid_t uid = getuid();
 	_cleanup_free_ char *user_dir = xasprintf("%s/%u", MOAT_SANDBOX_ROOT, (unsigned)uid);
@@ -99,8 +88,12 @@ static int make_state_dir(struct sandbox *s, moat_error *err)
 	s->user_fd = open(user_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s->user_fd < 0)
 		return moat_error_set(err, errno, "sandbox: open %s", user_dir);
-	if (sb_lock_take(s->user_fd, s->name, &s->lock_fd, err) < 0)
-		return moat_error_ret(err);
+	if (sb_lock_take(s->user_fd, s->name, &s->lock_fd, err) < 0) {
+		if (moat_error_ret(err) != -EBUSY)
+			return moat_error_ret(err);
+		moat_error_drop(err);
+		return moat_error_msg(err, EEXIST, "sandbox '%s' already exists", s->name);
+	}
 	if (mkdir(s->dir, 0700) < 0) {
 		if (errno == EEXIST)
 			return moat_error_msg(err, EEXIST, "sandbox '%s' already exists", s->name);
@@ -112,14 +105,14 @@ static int make_state_dir(struct sandbox *s, moat_error *err)
 	return 0;
 }
 
-static int write_bundle(struct sandbox *s, moat_error *err)
+static int write_bundle(struct moat_sandbox *s, moat_error *err)
 {
 	_cleanup_(oci_config_freep) struct oci_config *cfg = NULL;
 	_cleanup_free_ char *rootfs = xasprintf("%s/rootfs", s->dir), *json = NULL, *msg = NULL;
 	_cleanup_close_ int fd = -1;
 	size_t len;
 
-	if (sb_config(s->o, rootfs, &cfg, err) < 0)
+	if (sb_config(&s->o, rootfs, &cfg, err) < 0)
 		return moat_error_ret(err);
 	if (oci_config_generate(cfg, true, &json, &len, &msg) < 0)
 		return moat_error_msg(err, EINVAL, "sandbox config: %s", msg ? msg : "generate");
@@ -132,8 +125,9 @@ static int write_bundle(struct sandbox *s, moat_error *err)
 }
 
 /* What is in force, as the container's state shows it. */
-static void note_isolation(struct sandbox *s, struct moat_sandbox_result *r)
+static void note_isolation(struct moat_sandbox *s)
 {
+	char *isolation = NULL, *accel = NULL;
 	struct moat_report *rep = NULL;
 	moat_error e = MOAT_ERROR_INIT;
 	size_t n = 0;
@@ -145,25 +139,30 @@ static void note_isolation(struct sandbox *s, struct moat_sandbox_result *r)
 	for (size_t i = 0; rep->annotations != NULL && i < rep->annotations->len; i++) {
 		const char *k = rep->annotations->keys[i], *v = rep->annotations->values[i];
 
-		if (strcmp(k, "moat.isolation") == 0)
-			r->isolation = xstrdup(v);
-		else if (strcmp(k, "moat.vm.accel") == 0)
-			r->accel = xstrdup(v);
+		if (strcmp(k, "moat.isolation") == 0 && isolation == NULL)
+			isolation = xstrdup(v);
+		else if (strcmp(k, "moat.vm.accel") == 0 && accel == NULL)
+			accel = xstrdup(v);
 		else if (strncmp(k, "moat.policy.", 12) == 0) {
-			strv_push(&r->policy, &n, k + 12);
-			strv_push(&r->policy, &n, v);
+			strv_push(&s->policy, &n, k + 12);
+			strv_push(&s->policy, &n, v);
 		}
 	}
 	moat_report_free(rep);
-	if (r->isolation == NULL || strcmp(r->isolation, "microvm") != 0) {
-		free(r->accel); /* the config's annotation, of no use to a container */
-		r->accel = NULL;
+	if (isolation != NULL) {
+		free((char *)s->info.isolation);
+		s->info.isolation = isolation;
 	}
+	if (strcmp(s->info.isolation, "microvm") == 0)
+		s->info.accel = accel;
+	else
+		free(accel); /* the config's annotation, of no use to a container */
 }
 
-static int setup(struct sandbox *s, struct moat_sandbox_result *r, moat_error *err)
+static int setup(struct moat_sandbox *s, moat_error *err)
 {
-	struct moat_create_opts co = { .root = s->runtime, .id = s->id, .policy = s->o->policy };
+	struct moat_create_opts co = { .root = s->runtime, .id = s->id, .policy = s->o.policy };
+	_cleanup_free_ char *rootfs = xasprintf("%s/rootfs", s->dir);
 	_cleanup_free_ char *bundle = xasprintf("%s/bundle", s->dir);
 
 	/* the mounts below are the keeper's alone, and end with it; first, as an fd opened in
@@ -172,25 +171,31 @@ static int setup(struct sandbox *s, struct moat_sandbox_result *r, moat_error *e
 		return moat_error_set(err, errno, "sandbox: a mount namespace for the keeper");
 	if (make_state_dir(s, err) < 0)
 		return moat_error_ret(err);
-	if (sb_layer_make(s->o, s->dir, s->state_fd, &s->layer, err) < 0 ||
-	    sb_copy_in(s->o, &s->layer, err) < 0 || sb_layer_mount(s->o, &s->layer, err) < 0 ||
+	if (sb_layer_make(&s->o, s->dir, s->state_fd, &s->layer, err) < 0 ||
+	    sb_copy_in(&s->o, &s->layer, err) < 0 || sb_layer_mount(&s->o, &s->layer, err) < 0 ||
 	    write_bundle(s, err) < 0)
 		return moat_error_ret(err);
+	s->root_fd = open(rootfs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->root_fd < 0)
+		return moat_error_set(err, errno, "sandbox: open %s", rootfs);
 	co.bundle = bundle;
 	if (moat_container_create(&co, &s->init, NULL, err) < 0)
 		return moat_error_ret(err);
 	s->created = true;
-	note_isolation(s, r);
+	s->info.init = s->init;
+	note_isolation(s);
 	if (moat_container_start(s->runtime, s->id, err) < 0)
 		return moat_error_ret(err);
 	/* after create, which made the mount points of /proc, /dev and /sys in the layer */
 	return sb_baseline_take(&s->layer, &s->baseline, err);
 }
 
-static void teardown(struct sandbox *s)
+void moat_sandbox_destroy(struct moat_sandbox *s)
 {
 	moat_error e = MOAT_ERROR_INIT;
 
+	if (s == NULL)
+		return;
 	if (s->created) {
 		moat_container_kill(s->runtime, s->id, SIGKILL, true, &e);
 		moat_error_clear(&e);
@@ -199,6 +204,8 @@ static void teardown(struct sandbox *s)
 		moat_container_delete(s->runtime, s->id, true, &e);
 		moat_error_clear(&e);
 	}
+	if (s->root_fd >= 0)
+		close(s->root_fd);
 	sb_layer_release(&s->layer);
 	sb_baseline_free(s->baseline);
 	if (s->state_fd >= 0) {
@@ -210,41 +217,22 @@ static void teardown(struct sandbox *s)
 		sb_lock_release(s->user_fd, s->name, s->lock_fd);
 		close(s->user_fd);
 	}
+	free((char *)s->info.isolation);
+	free((char *)s->info.accel);
+	strv_free(s->policy);
+	free(s->name);
+	free(s->dir);
+	free(s->runtime);
+	free(s->id);
+	free(s);
 }
 
-static void fail(struct moat_sandbox_result *r, moat_error *e)
+void sb_result_fail(struct moat_sandbox_result *r, moat_error *e)
 {
 	r->reason = MOAT_SANDBOX_ERROR;
 	if (r->message == NULL)
 		r->message = xstrdup(e->msg ? e->msg : "sandbox: failed");
 	moat_error_drop(e);
-}
-
-/* After the command: the files it changed, and the copies out of its root. */
-static void collect(struct sandbox *s, struct moat_sandbox_result *r, moat_error *err)
-{
-	_cleanup_free_ char *rootfs = xasprintf("%s/rootfs", s->dir);
-	_cleanup_close_ int rootfd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-	if (sb_diff(&s->layer, s->baseline, r, err) < 0)
-		fail(r, err);
-	if (rootfd < 0 || sb_copy_out(s->o, rootfd, err) < 0)
-		fail(r, err);
-}
-
-static struct moat_sandbox_result *new_result(const char *name, char *const *argv)
-{
-	struct moat_sandbox_result *r = xcalloc(1, sizeof(*r));
-	size_t n = 0;
-
-	r->sandbox = xstrdup(name);
-	while (argv[n] != NULL)
-		n++;
-	r->argv = strv_copy((const char *const *)argv, n);
-	r->code = -1;
-	r->usage = (struct moat_sandbox_usage){ -1, -1, -1, -1 };
-	clock_gettime(CLOCK_REALTIME, &r->created);
-	return r;
 }
 
 static char *random_name(void)
@@ -256,57 +244,119 @@ static char *random_name(void)
 	return xasprintf("run-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4], b[5]);
 }
 
+int moat_sandbox_make(const struct moat_sandbox_opts *o, struct moat_sandbox **ret, moat_error *err)
+{
+	struct moat_sandbox *s;
+
+	if (o->name != NULL && moat_sandbox_check_name(o->name, err) < 0)
+		return moat_error_ret(err);
+	s = xcalloc(1, sizeof(*s));
+	*s = (struct moat_sandbox){ .o = *o,
+				    .state_fd = -1,
+				    .user_fd = -1,
+				    .lock_fd = -1,
+				    .root_fd = -1,
+				    .layer = { .upper_fd = -1, .base_fd = -1 } };
+	s->name = o->name ? xstrdup(o->name) : random_name();
+	s->dir = xasprintf("%s/%u/%s", MOAT_SANDBOX_ROOT, (unsigned)getuid(), s->name);
+	s->runtime = xasprintf("%s/.runtime", MOAT_SANDBOX_ROOT);
+	s->id = xasprintf("%u-%s", (unsigned)getuid(), s->name);
+	s->info.name = s->name;
+	s->info.isolation = xstrdup(o->isolation ? o->isolation : "container");
+	clock_gettime(CLOCK_REALTIME, &s->info.created);
+	if (setup(s, err) < 0) {
+		moat_sandbox_destroy(s);
+		return moat_error_ret(err);
+	}
+	*ret = s;
+	return 0;
+}
+
+const struct moat_sandbox_info *moat_sandbox_info(const struct moat_sandbox *s)
+{
+	return &s->info;
+}
+
+struct sb_target sb_target_of(const struct moat_sandbox *s)
+{
+	bool vm = strcmp(s->info.isolation, "microvm") == 0;
+
+	return (struct sb_target){ s->runtime, s->id, s->o.policy, vm ? 0 : s->init };
+}
+
+struct moat_sandbox_result *sb_result_new(const struct moat_sandbox *s, char *const *argv)
+{
+	struct moat_sandbox_result *r = xcalloc(1, sizeof(*r));
+	size_t n = 0;
+
+	r->sandbox = xstrdup(s->name);
+	while (argv != NULL && argv[n] != NULL)
+		n++;
+	r->argv = strv_copy((const char *const *)argv, n);
+	r->code = -1;
+	r->usage = (struct moat_sandbox_usage){ -1, -1, -1, -1 };
+	r->created = s->info.created;
+	r->isolation = xstrdup(s->info.isolation);
+	r->accel = s->info.accel ? xstrdup(s->info.accel) : NULL;
+	n = 0;
+	while (s->policy != NULL && s->policy[n] != NULL)
+		n++;
+	r->policy = s->policy ? strv_copy((const char *const *)s->policy, n) : NULL;
+	return r;
+}
+
+/* A run whose sandbox could not be made: reason error, and what the sandbox was to be. */
+static struct moat_sandbox_result *failed_run(const struct moat_sandbox_opts *o,
+					      const struct timespec *t0, moat_error *err)
+{
+	struct moat_sandbox s = { .name = (char *)o->name,
+				  .info = { .isolation = o->isolation ? o->isolation : "container",
+					    .created = *t0 } };
+	struct moat_sandbox_result *r = sb_result_new(&s, o->argv);
+
+	r->reason = MOAT_SANDBOX_ERROR;
+	r->message = xstrdup(err->msg ? err->msg : "sandbox: failed");
+	moat_error_drop(err);
+	clock_gettime(CLOCK_REALTIME, &r->ended);
+	r->setup_ms = sb_ms_between(t0, &r->ended);
+	return r;
+}
+
 int moat_sandbox_run(const struct moat_sandbox_opts *o, int abort_fd,
 		     struct moat_sandbox_result **ret, moat_error *err)
 {
-	struct sandbox s = { .o = o,
-			     .state_fd = -1,
-			     .user_fd = -1,
-			     .lock_fd = -1,
-			     .layer = { .upper_fd = -1, .base_fd = -1 } };
-	_cleanup_(oci_process_freep) struct oci_process *proc = NULL;
-	struct moat_sandbox_result *r;
-	struct timespec ready, gone;
-	int rc;
+	struct moat_sandbox_opts named = *o;
+	_cleanup_free_ char *name = NULL;
+	struct moat_sandbox_result *r = NULL;
+	struct moat_sandbox *s = NULL;
+	struct timespec t0, gone;
+	double setup_ms;
 
 	if (o->argv == NULL || o->argv[0] == NULL)
 		return moat_error_msg(err, EINVAL, "sandbox: no program to run (after --)");
 	if (o->name != NULL && moat_sandbox_check_name(o->name, err) < 0)
 		return moat_error_ret(err);
-	s.name = o->name ? xstrdup(o->name) : random_name();
-	s.dir = xasprintf("%s/%u/%s", MOAT_SANDBOX_ROOT, (unsigned)getuid(), s.name);
-	s.runtime = xasprintf("%s/.runtime", MOAT_SANDBOX_ROOT);
-	s.id = xasprintf("%u-%s", (unsigned)getuid(), s.name);
-	r = new_result(s.name, o->argv);
-	rc = setup(&s, r, err);
-	clock_gettime(CLOCK_REALTIME, &ready);
-	if (rc == 0 && sb_command_process(o, &proc, err) == 0) {
-		rc = sb_command_run(&(struct sb_target){ s.runtime, s.id, o->policy }, o, proc,
-				    &s.layer, abort_fd, r, err);
-		if (rc == -ECANCELED)
-			fail(r, err);
-		else if (rc == 0 && s.created) {
-			/* the run is over: nothing of it keeps going while the files are read */
-			moat_container_kill(s.runtime, s.id, SIGKILL, true, err);
-			moat_error_drop(err);
-			collect(&s, r, err);
-		}
+	if (o->name == NULL)
+		named.name = name = random_name();
+	o = &named;
+	clock_gettime(CLOCK_REALTIME, &t0);
+	if (moat_sandbox_make(o, &s, err) < 0) {
+		*ret = failed_run(o, &t0, err);
+		return 0;
 	}
-	if (rc < 0 || r->ended.tv_sec == 0) {
-		fail(r, err);
-		clock_gettime(CLOCK_REALTIME, &r->ended);
-	}
-	teardown(&s);
 	clock_gettime(CLOCK_REALTIME, &gone);
-	r->setup_ms = ms_between(&r->created, &ready);
-	r->run_ms = r->started.tv_sec ? ms_between(&r->started, &r->ended) : 0;
-	r->teardown_ms = ms_between(&r->ended, &gone);
-	if (r->isolation == NULL)
-		r->isolation = xstrdup(o->isolation ? o->isolation : "container");
-	free(s.name);
-	free(s.dir);
-	free(s.runtime);
-	free(s.id);
+	setup_ms = sb_ms_between(&t0, &gone);
+	if (moat_sandbox_exec(s, o, abort_fd, &r, err) < 0) {
+		moat_sandbox_destroy(s);
+		return moat_error_ret(err);
+	}
+	if (r->reason != MOAT_SANDBOX_ERROR && sb_copy_out(o, s->root_fd, err) < 0)
+		sb_result_fail(r, err);
+	moat_sandbox_destroy(s);
+	clock_gettime(CLOCK_REALTIME, &gone);
+	r->created = t0;
+	r->setup_ms += setup_ms;
+	r->teardown_ms = sb_ms_between(&r->ended, &gone);
 	*ret = r;
 	return 0;
 }

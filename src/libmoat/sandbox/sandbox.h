@@ -40,6 +40,8 @@
 
 /* The defaults of the contract, also printed by --help. */
 #define MOAT_SANDBOX_TIMEOUT_MS (60 * 1000)
+#define MOAT_SANDBOX_LIFETIME_MS (10 * 60 * 1000)
+#define MOAT_SANDBOX_IDLE_MS (2 * 60 * 1000)
 #define MOAT_SANDBOX_PIDS 256
 #define MOAT_SANDBOX_DISK (256ull << 20)
 #define MOAT_SANDBOX_MEMORY (512ull << 20)
@@ -81,6 +83,18 @@ struct moat_sandbox_opts {
 	const struct moat_sandbox_copy *copy_out;
 	size_t n_copy_out;
 	char *const *argv; /* NULL-terminated; never through a shell */
+	/* a session's command (moat_sandbox_exec): */
+	bool session;              /* a timeout kills the command's processes, not the sandbox */
+	uint64_t lifetime_left_ms; /* what is left of the lifetime (0: no bound) */
+};
+
+/* What a sandbox is, once made. */
+struct moat_sandbox_info {
+	const char *name;
+	const char *isolation; /* "container" or "microvm": what is in force */
+	const char *accel;     /* a microVM's accelerator, else NULL */
+	struct timespec created;
+	pid_t init; /* the sandbox's init (a child of the caller): the sandbox ends with it */
 };
 
 enum moat_sandbox_reason {
@@ -150,6 +164,35 @@ int moat_sandbox_check_name(const char *name, moat_error *err);
 /* Remove what the calling uid's sandboxes whose keeper is gone left behind (state, their
  * containers' state, cgroups and loans; see sandbox-collect.c). Every command calls it. */
 void moat_sandbox_collect(void);
+
+/* A sandbox that lives across several commands, a session's (`moat sandbox create`). Each
+ * call runs in the calling process, as moat_sandbox_run does: the keeper's. */
+struct moat_sandbox;
+
+/* Make the sandbox o describes (o->argv unused; o's strings must outlive it), copies in
+ * made, its init running. On failure nothing is left. */
+int moat_sandbox_make(const struct moat_sandbox_opts *o, struct moat_sandbox **ret,
+		      moat_error *err);
+const struct moat_sandbox_info *moat_sandbox_info(const struct moat_sandbox *s);
+/* Run one command, cmd (the sandbox's options with the command's own: argv, timeout,
+ * output limit, user, workdir, env; session, lifetime_left_ms), as moat_sandbox_run does;
+ * files are what this command changed. Safe to call in a child of the keeper. */
+int moat_sandbox_exec(struct moat_sandbox *s, const struct moat_sandbox_opts *cmd, int abort_fd,
+		      struct moat_sandbox_result **ret, moat_error *err);
+/* Kill what runs in the sandbox but its init (container mode); a microVM is torn down. */
+void moat_sandbox_stop(struct moat_sandbox *s);
+/* Copy the open host file or directory src_fd, named src_name, to path in the sandbox
+ * (into path/src_name when path is a directory there). */
+int moat_sandbox_copy_in(struct moat_sandbox *s, int src_fd, const char *src_name, const char *path,
+			 moat_error *err);
+/* Copy path out of the sandbox to dst_name in the host directory dst_dir: regular files
+ * and directories only, symlinks never followed, sizes bounded. */
+int moat_sandbox_copy_out(struct moat_sandbox *s, const char *path, int dst_dir,
+			  const char *dst_name, moat_error *err);
+/* Every change in the writable layer since the sandbox was made (the result's files). */
+int moat_sandbox_diff(struct moat_sandbox *s, struct moat_sandbox_result **ret, moat_error *err);
+/* Kill everything, remove everything; s is freed. */
+void moat_sandbox_destroy(struct moat_sandbox *s);
 
 /* One task, as described above. The result is always filled (a failure is reason "error"
  * with its message) unless the options themselves are refused (a negative return, err). */
