@@ -106,3 +106,157 @@ make_oci_image() {
 	echo '{"imageLayoutVersion": "1.0.0"}' >"$dir/oci-layout"
 	rm -rf "$work"
 }
+
+# --- sessions: create, exec, cp, diff, ls, rm (sandbox-session.bats) ---
+
+# sbx ARGS...: `moat sandbox ARGS...` under the command timeout, like bats' `run
+# --separate-stderr` (status, output, lines, stderr, stderr_lines) but through files, so
+# that a keeper which kept an inherited descriptor cannot hold up the test.
+# shellcheck disable=SC2034 # status, output, lines... are read by bats-assert
+sbx() {
+	local out=$TEST_DIR/sbx.out err=$TEST_DIR/sbx.err
+	status=0
+	timeout -k 10 "$MOAT_CMD_TIMEOUT" "$MOAT_BINARY" sandbox "$@" \
+		</dev/null >"$out" 2>"$err" 3>&- || status=$?
+	output=$(cat "$out")
+	stderr=$(cat "$err")
+	mapfile -t lines <"$out"
+	mapfile -t stderr_lines <"$err"
+	rm -f "$out" "$err"
+	return 0
+}
+
+# sbx_ok ARGS...: sbx ARGS..., which must succeed.
+sbx_ok() {
+	sbx "$@"
+	((status == 0)) || fail "sandbox $*: status $status: $stderr"
+}
+
+# sbx_create NAME [OPTIONS...]: `moat sandbox create --rootfs $ROOTFS_CACHE OPTIONS... NAME`,
+# which must succeed and print NAME alone.
+sbx_create() {
+	local name=$1
+	shift
+	sbx_ok create --rootfs "$ROOTFS_CACHE" "${SANDBOX_ARGS[@]}" "$@" "$name"
+	assert_equal "$output" "$name"
+	assert_equal "${#lines[@]}" 1
+}
+
+# sbx_exec [OPTIONS...] NAME -- PROGRAM [ARG...]: `moat sandbox exec --result $RESULT ...`,
+# the result validated against the schema when there is one.
+sbx_exec() {
+	RESULT=$TEST_DIR/result.json
+	rm -f "$RESULT"
+	sbx exec --result "$RESULT" "$@"
+	if [[ -s $RESULT ]]; then
+		validate_result "$RESULT"
+	fi
+}
+
+# sbx_exec_bg ARGS...: `moat sandbox exec --result $TEST_DIR/bg.json ARGS...` in the background
+# (teardown kills what $TEST_DIR/bg.pid names).
+sbx_exec_bg() {
+	timeout -k 10 "$MOAT_CMD_TIMEOUT" "$MOAT_BINARY" sandbox exec --result "$TEST_DIR/bg.json" "$@" \
+		</dev/null >/dev/null 2>"$TEST_DIR/bg.err" 3>&- &
+	echo "$!" >"$TEST_DIR/bg.pid"
+}
+
+# sbx_diff NAME: `moat sandbox diff NAME`, the document in $DIFF (validated when the command
+# succeeded); d JQ reads a member of it.
+sbx_diff() {
+	DIFF=$TEST_DIR/diff.json
+	sbx diff "$1"
+	printf '%s\n' "$output" >"$DIFF"
+	if ((status == 0)); then
+		validate_diff "$DIFF"
+	fi
+}
+
+d() {
+	jq -r "$1" "$DIFF"
+}
+
+# validate_diff FILE: a moat.sandbox.diff/v1 document, checked against
+# docs/sandbox-diff.schema.json too when that file and python3's jsonschema are there.
+validate_diff() {
+	local schema=$BATS_TEST_DIRNAME/../../docs/sandbox-diff.schema.json
+	jq -es 'length == 1 and (.[0] | .schema == "moat.sandbox.diff/v1"
+		and (.files.entries | type) == "array" and (.files.truncated | type) == "boolean")' \
+		"$1" >/dev/null || {
+		fail "not a moat.sandbox.diff/v1 document: $(cat "$1")"
+		return 1
+	}
+	if [[ -f $schema ]] && python3 -c 'import jsonschema' 2>/dev/null; then
+		python3 "$BATS_TEST_DIRNAME/validate-result.py" --schema "$schema" "$1" ||
+			fail "the diff does not match the schema: $(cat "$1")"
+	fi
+}
+
+# sbx_info NAME: NAME's object in `moat sandbox ls --format json` (fails when ls fails or does
+# not list NAME; jq 1.6 -e succeeds on no input, hence the checks).
+sbx_info() {
+	local list
+	list=$(timeout -k 10 "$MOAT_CMD_TIMEOUT" "$MOAT_BINARY" sandbox ls --format json </dev/null 3>&-) ||
+		return 1
+	[[ -n $list ]] && jq -e --arg n "$1" '.[] | select(.name == $n)' <<<"$list"
+}
+
+# sbx_is NAME JQ: NAME is listed and JQ is true of its ls object.
+sbx_is() {
+	local info
+	info=$(sbx_info "$1") || return 1
+	jq -e "$2" <<<"$info" >/dev/null
+}
+
+# sbx_busy NAME / sbx_idle NAME: NAME is listed, running a command / not.
+sbx_busy() {
+	sbx_is "$1" '.busy == true'
+}
+
+sbx_idle() {
+	sbx_is "$1" '.busy == false'
+}
+
+# sbx_remove_all: `moat sandbox rm --force` every sandbox of this uid that ls lists.
+sbx_remove_all() {
+	local name
+	timeout -k 10 "$MOAT_CMD_TIMEOUT" "$MOAT_BINARY" sandbox ls --format json </dev/null 2>/dev/null 3>&- |
+		jq -r '.[].name' 2>/dev/null | while IFS= read -r name; do
+		[[ -n $name ]] || continue
+		timeout -k 10 "$MOAT_CMD_TIMEOUT" "$MOAT_BINARY" sandbox rm --force "$name" \
+			</dev/null >/dev/null 2>&1 3>&- || true
+	done
+	return 0
+}
+
+# output_is FILTER [JQ OPTIONS...]: $output is JSON of which FILTER is true.
+output_is() {
+	local filter=$1
+	shift
+	if [[ -z $output ]] || ! jq -e "$@" "$filter" <<<"$output" >/dev/null; then
+		fail "not $filter: $output"
+	fi
+}
+
+# assert_not_listed NAME: ls works and does not list NAME.
+assert_not_listed() {
+	sbx_ok ls --format json
+	# shellcheck disable=SC2016 # $n is jq's
+	output_is 'all(.[]; .name != $n)' --arg n "$1"
+}
+
+# assert_not_found NAME: the last sbx failed as a sandbox NAME that does not exist.
+assert_not_found() {
+	assert_equal "$status" 1
+	assert_equal "$stderr" "moat: sandbox '$1' not found"
+}
+
+# no_process MARKER: no process's command line starts with MARKER.
+no_process() {
+	! pgrep -f "^$1" >/dev/null
+}
+
+# seconds_between INFO A B: member B minus member A of the ls object INFO, in whole seconds.
+seconds_between() {
+	echo $(($(date -d "$(jq -r ".$3" <<<"$1")" +%s) - $(date -d "$(jq -r ".$2" <<<"$1")" +%s)))
+}
