@@ -68,6 +68,12 @@ static int ask(const char *cmd, const char *name, const struct sb_request *q,
 		return status;
 	if (sb_request_send(fd, q, &err) < 0 ||
 	    sb_reply_read(fd, "the sandbox's keeper", &status, &msg, &body, &err) < 0) {
+		/* connected as the keeper closed its socket: the sandbox is going */
+		if (moat_error_ret(&err) == -ECONNRESET || moat_error_ret(&err) == -EPIPE) {
+			moat_error_clear(&err);
+			fprintf(stderr, "moat: sandbox '%s' not found\n", name);
+			return EXIT_FAILURE;
+		}
 		moat_fail(&err);
 		return EXIT_SANDBOX_ERROR;
 	}
@@ -153,39 +159,57 @@ static int exec_value(struct exec_args *a, int c, char *arg)
 	return EXIT_FAILURE;
 }
 
+/* The options, anywhere before "--" (or before NAME, without it); *ret_first: NAME's index. */
+static int exec_parse(int argc, char **argv, struct exec_args *a, int *ret_first)
+{
+	int dashes = 0, c;
+
+	for (int i = 1; i < argc && dashes == 0; i++)
+		if (strcmp(argv[i], "--") == 0)
+			dashes = i;
+	optind = 0;
+	while ((c = getopt_long(dashes ? dashes : argc, argv, dashes ? "h" : "+h", exec_options,
+				NULL)) != -1) {
+		if (c == 'h') {
+			exec_usage();
+			exit(EXIT_SUCCESS);
+		}
+		if (c == '?')
+			return moat_bad_option("sandbox exec", argv);
+		if (exec_value(a, c, optarg) != 0)
+			return EXIT_FAILURE;
+	}
+	if (optind >= (dashes ? dashes : argc))
+		return moat_usage_error("sandbox exec", "give the sandbox's NAME, then -- PROGRAM");
+	if (dashes && optind + 1 != dashes)
+		return moat_usage_error("sandbox exec", "'%s': give one NAME before --",
+					argv[optind + 1]);
+	*ret_first = optind;
+	return 0;
+}
+
 int sb_cmd_exec(struct moat_globals *g, int argc, char **argv)
 {
 	struct exec_args a = { .q = { 0 } };
 	const char *name;
-	int c, status;
+	int first = 0, status;
 
 	(void)g;
 	sb_request_init(&a.q);
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "+h", exec_options, NULL)) != -1) {
-		if (c == 'h') {
-			exec_usage();
-			return EXIT_SUCCESS;
-		}
-		if (c == '?' || exec_value(&a, c, optarg) != 0) {
-			free(a.env);
-			return c == '?' ? moat_bad_option("sandbox exec", argv) : EXIT_FAILURE;
-		}
-	}
-	if (optind >= argc) {
+	if (exec_parse(argc, argv, &a, &first) != 0) {
 		free(a.env);
-		return moat_usage_error("sandbox exec", "give the sandbox's NAME, then -- PROGRAM");
+		return EXIT_FAILURE;
 	}
-	name = argv[optind++];
-	if (optind < argc && strcmp(argv[optind], "--") == 0)
-		optind++;
-	if (optind >= argc) {
+	name = argv[first++];
+	if (first < argc && strcmp(argv[first], "--") == 0)
+		first++;
+	if (first >= argc) {
 		free(a.env);
 		return moat_usage_error("sandbox exec", "no program: give it after --");
 	}
 	moat_sandbox_collect();
 	a.q.op = "exec";
-	a.q.argv = argv + optind;
+	a.q.argv = argv + first;
 	a.q.env = a.env;
 	status = ask("sandbox exec", name, &a.q, a.result);
 	free(a.env);

@@ -57,6 +57,15 @@ static int pidfd_of(pid_t pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
+/* Milliseconds since t, a realtime clock reading. */
+static int64_t real_ms_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (int64_t)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
 /* A realtime clock reading ms from now (monotonic). */
 static struct timespec real_at(uint64_t mono_deadline)
 {
@@ -368,11 +377,13 @@ _Noreturn void sb_keeper_session(const struct moat_sandbox_opts *o, uint64_t lif
 
 	if (sb_detach() < 0)
 		_exit(EXIT_SANDBOX_ERROR);
-	ss.born = ss.last = mono_ms();
 	if (moat_sandbox_make(o, &ss.s, &err) < 0) {
 		sb_reply(link, EXIT_SANDBOX_ERROR, err.msg ? err.msg : "sandbox: failed", NULL);
 		_exit(EXIT_SANDBOX_ERROR);
 	}
+	/* the bounds count from the sandbox's creation; idle, from its being ready */
+	ss.born = mono_ms() - (uint64_t)(real_ms_since(&moat_sandbox_info(ss.s)->created));
+	ss.last = mono_ms();
 	sock = xasprintf("%s/%u/%s/sock", MOAT_SANDBOX_ROOT, (unsigned)getuid(), o->name);
 	ss.listen_fd = listen_on(sock, &err);
 	ss.init_fd = pidfd_of(moat_sandbox_info(ss.s)->init);

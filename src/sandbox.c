@@ -444,6 +444,35 @@ static int await_keeper(int link, const char *result_path)
 	return sb_print_reply(status, msg, body, result_path);
 }
 
+/* create: read the keeper's first line only, as what it forked (a microVM's monitor) may
+ * hold the socket open as long as the sandbox lives. */
+static int await_ready(int link)
+{
+	char line[4096], *msg;
+	size_t len = 0;
+	int status;
+
+	while (len + 1 < sizeof(line)) {
+		ssize_t n = read(link, line + len, 1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || line[len++] == '\n')
+			break;
+	}
+	line[len] = '\0';
+	if (sscanf(line, "%d", &status) != 1 || (msg = strchr(line, '\t')) == NULL ||
+	    line[len - 1] != '\n') {
+		fprintf(stderr, "moat: sandbox create: the keeper ended before the sandbox was "
+				"ready\n");
+		return EXIT_SANDBOX_ERROR;
+	}
+	line[len - 1] = '\0';
+	if (msg[1] != '\0')
+		fprintf(stderr, "moat: %s\n", msg + 1);
+	return status;
+}
+
 /* The image, unpacked into the cache, as the base. */
 static int resolve_image(struct run_args *a, char **ret_root)
 {
@@ -492,7 +521,7 @@ static int with_keeper(struct run_args *a)
 		keeper(&a->o, pair[1]);
 	}
 	close(pair[1]);
-	status = await_keeper(pair[0], a->result);
+	status = a->create ? await_ready(pair[0]) : await_keeper(pair[0], a->result);
 	close(pair[0]);
 	if (a->create && status == 0) {
 		printf("%s\n", a->o.name);

@@ -16,6 +16,7 @@ setup() {
 }
 
 teardown() {
+	sbx_remove_all
 	moat_teardown
 	assert_no_residue 10
 }
@@ -68,4 +69,39 @@ teardown() {
 		run pgrep -f 'qemu-system-x86_64.*moatroot'
 		assert_failure
 	done
+}
+
+# sandbox_gone NAME: an exec finds no sandbox NAME.
+sandbox_gone() {
+	sbx exec "$1" -- true
+	[[ $status == 1 && $stderr == "moat: sandbox '$1' not found" ]]
+}
+
+@test "sandbox microvm: a session keeps its guest across commands; cp, diff; the timeout ends it" {
+	local N=vm-$BATS_TEST_NUMBER info
+	echo input >"$TEST_DIR/in"
+	sbx_create "$N"
+	info=$(sbx_info "$N")
+	jq -e '.isolation == "microvm" and .accelerator == "tcg"' <<<"$info"
+	sbx_ok cp "$TEST_DIR/in" "$N:in"
+	sbx_exec "$N" -- sh -c 'cat in > out; echo guest >> out; id -u'
+	assert_equal "$status" 0
+	assert_equal "$(r .isolation.mode)" microvm
+	assert_equal "$(r .stdout.text)" 1000
+	assert_equal "$(r '[.files.entries[].path] | join(",")')" /work/out
+	# the same guest: the first command's file is there, and this command's files are its own
+	sbx_exec "$N" -- sh -c 'cat out; echo two > two'
+	assert_equal "$(r .stdout.text)" $'input\nguest'
+	assert_equal "$(r '[.files.entries[].path] | join(",")')" /work/two
+	sbx_ok cp "$N:out" "$TEST_DIR/out"
+	assert_equal "$(cat "$TEST_DIR/out")" $'input\nguest'
+	sbx_diff "$N"
+	assert_equal "$(d '[.files.entries[].path] | join(",")')" /work/in,/work/out,/work/two
+	# the timeout tears the VM down, and the session with it
+	sbx_exec "$N" --timeout 2s -- sleep 300
+	assert_equal "$status" 124
+	assert_equal "$(r .exit.reason)" timeout
+	retry sandbox_gone "$N"
+	run pgrep -f 'qemu-system-x86_64.*moatroot'
+	assert_failure
 }

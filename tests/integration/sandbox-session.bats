@@ -32,7 +32,7 @@ settled() {
 }
 
 @test "sandbox create: prints the name once ready; ls shows it; rm destroys it, what runs in it too" {
-	local info keeper secs marker=sbx-bg-$RANDOM
+	local info keeper secs marker=$((400000 + RANDOM))
 	sbx_create "$N" --lifetime 5m --idle-timeout 1m
 	info=$(sbx_info "$N")
 	jq -e '.isolation == "container" and .busy == false and .commands == 0
@@ -42,19 +42,19 @@ settled() {
 	keeper=$(jq -r .keeper_pid <<<"$info")
 	process_alive "$keeper"
 	# what a command leaves in the background runs on, and the sandbox is not busy
-	sbx_exec "$N" -- sh -c "exec -a $marker sleep 300 </dev/null >/dev/null 2>&1 &"
+	sbx_exec "$N" -- sh -c "exec sleep $marker </dev/null >/dev/null 2>&1 &"
 	assert_equal "$status" 0
-	retry pgrep -f "^$marker"
+	retry pgrep -fx "sleep $marker"
 	sbx_exec "$N" -- echo next
 	assert_equal "$status" 0
-	pgrep -f "^$marker"
+	pgrep -fx "sleep $marker"
 	sbx_is "$N" '.busy == false and .commands == 2'
 	sbx_ok ls
 	assert_equal "$(awk 'NR == 1 { $1 = $1; print }' <<<"$output")" \
 		"NAME ISOLATION BUSY CREATED EXPIRES IDLE-EXPIRES COMMANDS"
 	assert_equal "$(awk -v n="$N" '$1 == n { print $2, $NF }' <<<"$output")" "container 2"
 	sbx_ok rm "$N"
-	no_process "$marker"
+	no_process "sleep $marker"
 	assert_no_residue 2
 	retry process_gone "$keeper"
 	assert_not_listed "$N"
@@ -214,12 +214,12 @@ settled() {
 }
 
 @test "sandbox exec: the timeout kills every process of the sandbox, the session lives on" {
-	local marker=sbx-daemon-$RANDOM
+	local marker=$((400000 + RANDOM))
 	sbx_create "$N" --timeout 2s
-	sbx_exec "$N" -- sh -c "setsid sh -c 'trap \"\" TERM; exec -a $marker sleep 300' & sleep 300"
+	sbx_exec "$N" -- sh -c "setsid sh -c 'trap \"\" TERM; exec sleep $marker' & sleep 300"
 	assert_equal "$status" 124
 	assert_equal "$(r .exit.reason)" timeout
-	no_process "$marker"
+	no_process "sleep $marker"
 	sbx_exec "$N" -- echo alive
 	assert_equal "$status" 0
 	sbx_exec "$N" --timeout 1s -- sleep 30
@@ -251,16 +251,16 @@ settled() {
 }
 
 @test "sandbox exec: a client killed mid-command takes its command along, not the session" {
-	local marker=sbx-orphan-$RANDOM wrapper
+	local marker=$((400000 + RANDOM)) wrapper
 	sbx_create "$N"
-	timeout -k 10 "$MOAT_CMD_TIMEOUT" "$MOAT_BINARY" sandbox exec "$N" -- sh -c "exec -a $marker sleep 300" \
+	timeout -k 10 "$MOAT_CMD_TIMEOUT" "$MOAT_BINARY" sandbox exec "$N" -- sh -c "exec sleep $marker" \
 		</dev/null >/dev/null 2>&1 3>&- &
 	wrapper=$!
 	echo "$wrapper" >"$TEST_DIR/client.pid"
-	retry pgrep -f "^$marker"
+	retry pgrep -fx "sleep $marker"
 	kill -KILL "$(pgrep -P "$wrapper")"
 	wait "$wrapper" || true
-	retry no_process "$marker"
+	retry no_process "sleep $marker"
 	retry sbx_idle "$N"
 	sbx_exec "$N" -- echo alive
 	assert_equal "$status" 0
@@ -382,15 +382,15 @@ settled() {
 }
 
 @test "sandbox: a keeper killed takes its processes along, the next command collects the rest" {
-	local marker=sbx-kept-$RANDOM keeper
+	local marker=$((400000 + RANDOM)) keeper
 	sbx_create "$N"
-	sbx_exec "$N" -- sh -c "exec -a $marker sleep 300 </dev/null >/dev/null 2>&1 &"
-	retry pgrep -f "^$marker"
+	sbx_exec "$N" -- sh -c "exec sleep $marker </dev/null >/dev/null 2>&1 &"
+	retry pgrep -fx "sleep $marker"
 	keeper=$(sbx_info "$N" | jq -r .keeper_pid)
 	[[ $keeper =~ ^[0-9]+$ ]] || fail "keeper_pid: $keeper"
 	kill -KILL "$keeper"
 	retry process_gone "$keeper"
-	retry no_process "$marker"
+	retry no_process "sleep $marker"
 	assert_not_listed "$N"
 	assert_no_residue 10
 	sbx exec "$N" -- true

@@ -176,20 +176,15 @@ d() {
 	jq -r "$1" "$DIFF"
 }
 
-# validate_diff FILE: a moat.sandbox.diff/v1 document, checked against
-# docs/sandbox-diff.schema.json too when that file and python3's jsonschema are there.
+# validate_diff FILE: one document, valid against docs/sandbox-diff.schema.json.
 validate_diff() {
 	local schema=$BATS_TEST_DIRNAME/../../docs/sandbox-diff.schema.json
-	jq -es 'length == 1 and (.[0] | .schema == "moat.sandbox.diff/v1"
-		and (.files.entries | type) == "array" and (.files.truncated | type) == "boolean")' \
-		"$1" >/dev/null || {
-		fail "not a moat.sandbox.diff/v1 document: $(cat "$1")"
+	jq -es 'length == 1' "$1" >/dev/null || {
+		fail "not one JSON document: $(cat "$1")"
 		return 1
 	}
-	if [[ -f $schema ]] && python3 -c 'import jsonschema' 2>/dev/null; then
-		python3 "$BATS_TEST_DIRNAME/validate-result.py" --schema "$schema" "$1" ||
-			fail "the diff does not match the schema: $(cat "$1")"
-	fi
+	python3 "$BATS_TEST_DIRNAME/validate-result.py" --schema "$schema" "$1" ||
+		fail "the diff does not match the schema: $(cat "$1")"
 }
 
 # sbx_info NAME: NAME's object in `moat sandbox ls --format json` (fails when ls fails or does
@@ -253,7 +248,7 @@ assert_not_found() {
 
 # no_process MARKER: no process's command line starts with MARKER.
 no_process() {
-	! pgrep -f "^$1" >/dev/null
+	! pgrep -fx "$1" >/dev/null
 }
 
 # seconds_between INFO A B: member B minus member A of the ls object INFO, in whole seconds.

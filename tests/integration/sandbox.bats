@@ -41,12 +41,15 @@ teardown() {
 }
 
 @test "sandbox run: the timeout kills the whole tree, a setsid daemon ignoring TERM too" {
-	local marker=sbx-daemon-$RANDOM
-	sandbox_run --timeout 1s -- sh -c "setsid sh -c 'trap \"\" TERM; exec -a $marker sleep 300' & sleep 300"
+	local marker=$((400000 + RANDOM))
+	# (busybox finds its applet by argv[0]: the marker is sleep's argument, not exec -a's)
+	sandbox_run --timeout 1s -- sh -c "setsid sh -c 'trap \"\" TERM; echo up >daemon-up; exec sleep $marker' & sleep 300"
 	assert_equal "$status" 124
 	assert_equal "$(r .exit.reason)" timeout
 	assert_equal "$(r .exit.signal)" 9
-	run pgrep -f "$marker"
+	# the daemon ran, and is gone
+	assert_equal "$(r '.files.entries | map(.path) | index("/work/daemon-up") != null')" true
+	run pgrep -fx "sleep $marker"
 	assert_failure
 }
 
@@ -239,7 +242,7 @@ teardown() {
 	# the idle init dies with its parent, and the command with the init's PID namespace
 	retry bash -c '! pgrep -f "/\.moat/[i]nit|sleep 30[0]"'
 	wait "$client" || true
-	assert_equal "$(cat "$TEST_DIR/err")" "moat: sandbox run: the keeper ended without a result"
+	assert_equal "$(cat "$TEST_DIR/err")" "moat: sandbox: the sandbox's keeper ended without a reply"
 	assert_no_residue 5
 	# keeper and caller both killed: the next command of the uid collects what they left
 	"$MOAT_BINARY" sandbox run --rootfs "$ROOTFS_CACHE" -- sleep 300 >/dev/null 2>&1 &

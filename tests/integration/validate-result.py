@@ -175,9 +175,35 @@ def failures(validator, name):
     yield from sorted(set(errors))
 
 
+def bundle(schema, schema_dir):
+    """Make a $ref to another schema file's definition ("sandbox-result.schema.json#/
+    definitions/files", as the diff's files are the result's) a local one: that file's
+    definitions join this schema's. Nothing is fetched, and jsonschema's resolvers (which
+    differ between versions) are not needed."""
+
+    def walk(node):
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and not ref.startswith("#") and "#/definitions/" in ref:
+                name, fragment = ref.split("#", 1)
+                with open(os.path.join(schema_dir, name), encoding="utf-8") as f:
+                    other = json.load(f)
+                for key, value in other.get("definitions", {}).items():
+                    schema.setdefault("definitions", {}).setdefault(key, value)
+                node["$ref"] = "#" + fragment
+            for value in list(node.values()):
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    return schema
+
+
 def make_validator(schema_path):
     with open(schema_path, encoding="utf-8") as f:
-        schema = json.load(f)
+        schema = bundle(json.load(f), os.path.dirname(os.path.abspath(schema_path)))
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     checker = getattr(cls, "FORMAT_CHECKER", None) or jsonschema.FormatChecker()

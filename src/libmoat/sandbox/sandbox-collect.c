@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: who holds a sandbox, and collecting the sandboxes nobody holds.
  *
- * A keeper holds <root>/<uid>/.<name>.lock (flock, exclusive) from before it makes the
- * sandbox's state directory until after it removed it. A keeper killed dies with its
+ * A keeper holds <root>/<uid>/.<name>.lock (a POSIX record lock, exclusive) from before it
+ * makes the sandbox's state directory until after it removed it. A record lock is the
+ * process's own, not shared with the children it forks (a command's runner, a session's
+ * worker), so the lock is free the moment the keeper dies. A keeper killed dies with its
  * sandbox's processes (the init's parent-death signal) and its mounts (its own mount
  * namespace), but the state directory, the container's state, its cgroup and its
  * user-namespace loan stay: the next `moat sandbox` command of that uid finds the lock
@@ -11,13 +13,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "container.h"
 #include "sandbox-internal.h"
 #include "utils.h"
+
+/* Take the lock on fd without waiting: 0, or -1 with errno (EAGAIN/EACCES: held). */
+static int lock_now(int fd)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+
+	return fcntl(fd, F_SETLK, &fl);
+}
 
 static char *lock_name(const char *name)
 {
@@ -36,8 +45,8 @@ int sb_lock_take(int user_fd, const char *name, int *ret_fd, moat_error *err)
 
 		if (fd < 0)
 			return moat_error_set(err, errno, "sandbox '%s': lock", name);
-		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-			if (errno != EWOULDBLOCK)
+		if (lock_now(fd) < 0) {
+			if (errno != EAGAIN && errno != EACCES)
 				return moat_error_set(err, errno, "sandbox '%s': lock", name);
 			usleep(10000);
 			continue;
@@ -95,7 +104,7 @@ void moat_sandbox_collect(void)
 			continue;
 		fd = openat(dirfd(d), lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 		/* no lock file: a keeper that died between its unlink and its rmdir, or none */
-		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
+		if (fd >= 0 && lock_now(fd) < 0)
 			continue; /* held: its keeper lives */
 		if (fd >= 0)
 			close(TAKE_FD(fd));

@@ -33,6 +33,7 @@ int moat_sandbox_exec(struct moat_sandbox *s, const struct moat_sandbox_opts *cm
 		t.spare = 0;
 	clock_gettime(CLOCK_REALTIME, &t0);
 	r = sb_result_new(s, cmd->argv);
+	r->created = t0; /* this command's beginning; a run sets its sandbox's */
 	/* a session's command: what it changed, not what the commands before it did */
 	if (cmd->session && sb_baseline_take(&s->layer, &fresh, err) < 0)
 		goto failed;

@@ -186,8 +186,12 @@ int sb_copy_in_fd(const struct sb_copy *c, int root_fd, int src_fd, const char *
 {
 	_cleanup_free_ char *dst = sb_sandbox_path(c->o, path), *name = NULL;
 	_cleanup_close_ int parent = -1, into = -1, fd = -1;
+	size_t n = strlen(dst);
 	struct stat st;
 
+	/* "dir/", "dir/.": the directory itself */
+	while (n > 1 && (dst[n - 1] == '/' || (dst[n - 1] == '.' && dst[n - 2] == '/')))
+		dst[--n] = '\0';
 	if (moat_safe_open_parent(root_fd, dst, &parent, &name, err) < 0)
 		return moat_error_prefix(err, "%s '%s'", c->flag, c->arg);
 	/* into an existing directory, under the source's own name */
