@@ -10,8 +10,9 @@
  * The keeper enforces the session's bounds itself, needing no caller alive: at the end of
  * the lifetime the sandbox is destroyed (a command running then ends first, with reason
  * lifetime), and after the idle timeout with no command running and no exec, cp or diff.
- * The sandbox also ends when its init does. Killing the keeper kills the init
- * (PR_SET_PDEATHSIG) and leaves the state to the next command's collector. */
+ * The sandbox also ends when its init does, and when the keeper gets TERM, INT or HUP.
+ * Killing the keeper (KILL) kills the init (PR_SET_PDEATHSIG) and leaves the state to the
+ * next command's collector. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -39,8 +41,9 @@ struct session {
 	const struct moat_sandbox_opts *o;
 	struct moat_sandbox *s;
 	uint64_t born, lifetime_ms, idle_ms, last; /* CLOCK_MONOTONIC ms */
-	int listen_fd, init_fd, worker_fd;
-	pid_t worker;
+	int listen_fd, init_fd, worker_fd, signal_fd;
+	sigset_t mask; /* the signal mask before the keeper blocked TERM, INT and HUP */
+	pid_t keeper, worker;
 	unsigned long commands;
 };
 
@@ -180,9 +183,11 @@ static _Noreturn void worker(struct session *ss, struct sb_request *q, int conn)
 	uint64_t now = mono_ms(), end_at = ss->born + ss->lifetime_ms;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() == 1)
+	if (getppid() != ss->keeper)
 		_exit(1);
 	close(ss->listen_fd);
+	close(ss->signal_fd);
+	sigprocmask(SIG_SETMASK, &ss->mask, NULL); /* the command's own, not the keeper's */
 	cmd.argv = q->argv;
 	cmd.env = env;
 	cmd.session = true;
@@ -344,14 +349,16 @@ static void loop(struct session *ss)
 {
 	for (;;) {
 		int wait = next_wait(ss);
-		struct pollfd p[3] = { { ss->listen_fd, POLLIN, 0 },
+		struct pollfd p[4] = { { ss->listen_fd, POLLIN, 0 },
 				       { ss->init_fd, POLLIN, 0 },
-				       { ss->worker_fd, POLLIN, 0 } };
+				       { ss->worker_fd, POLLIN, 0 },
+				       { ss->signal_fd, POLLIN, 0 } };
 
-		if (poll(p, 3, wait) < 0 && errno != EINTR)
+		if (poll(p, 4, wait) < 0 && errno != EINTR)
 			end(ss);
-		if (p[1].revents != 0)
-			end(ss); /* the init is gone, and the sandbox with it */
+		/* the init gone takes the sandbox with it; TERM, INT, HUP: an orderly end */
+		if (p[1].revents != 0 || p[3].revents != 0)
+			end(ss);
 		if (p[2].revents != 0)
 			reap_worker(ss, false);
 		if (p[0].revents & POLLIN) {
@@ -371,9 +378,12 @@ _Noreturn void sb_keeper_session(const struct moat_sandbox_opts *o, uint64_t lif
 			      .idle_ms = idle_ms,
 			      .listen_fd = -1,
 			      .init_fd = -1,
-			      .worker_fd = -1 };
+			      .worker_fd = -1,
+			      .signal_fd = -1,
+			      .keeper = getpid() };
 	moat_error err = MOAT_ERROR_INIT;
 	_cleanup_free_ char *sock = NULL;
+	sigset_t stop;
 
 	if (sb_detach() < 0)
 		_exit(EXIT_SANDBOX_ERROR);
@@ -387,7 +397,13 @@ _Noreturn void sb_keeper_session(const struct moat_sandbox_opts *o, uint64_t lif
 	sock = xasprintf("%s/%u/%s/sock", MOAT_SANDBOX_ROOT, (unsigned)getuid(), o->name);
 	ss.listen_fd = listen_on(sock, &err);
 	ss.init_fd = pidfd_of(moat_sandbox_info(ss.s)->init);
-	if (ss.listen_fd < 0 || ss.init_fd < 0) {
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stop, &ss.mask);
+	ss.signal_fd = signalfd(-1, &stop, SFD_CLOEXEC);
+	if (ss.listen_fd < 0 || ss.init_fd < 0 || ss.signal_fd < 0) {
 		sb_reply(link, EXIT_SANDBOX_ERROR, err.msg ? err.msg : "sandbox: pidfd_open", NULL);
 		moat_sandbox_destroy(ss.s);
 		_exit(EXIT_SANDBOX_ERROR);

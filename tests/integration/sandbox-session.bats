@@ -412,3 +412,21 @@ settled() {
 		[[ ! -e $TEST_DIR/y ]]
 	done
 }
+
+@test "sandbox: a keeper's TERM destroys its sandbox at once; its commands' signals are their own" {
+	local keeper
+	sbx_create "$N"
+	# the keeper blocks TERM, INT and HUP for its signalfd and ignores PIPE; a command must
+	# inherit neither (grep itself: busybox sh ignores QUIT in what it runs)
+	sbx_exec "$N" -- grep -E '^Sig(Blk|Ign)' /proc/self/status
+	assert_equal "$status" 0
+	assert_equal "$(r .stdout.text)" $'SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000'
+	keeper=$(sbx_info "$N" | jq -r .keeper_pid)
+	[[ $keeper =~ ^[0-9]+$ ]] || fail "keeper_pid: $keeper"
+	kill -TERM "$keeper"
+	retry process_gone "$keeper"
+	# no collector needed: the keeper removed everything itself
+	[[ -z $(sandbox_residue) ]] || fail "left behind: $(sandbox_residue)"
+	sbx exec "$N" -- true
+	assert_not_found "$N"
+}

@@ -329,7 +329,7 @@ int moat_sandbox_run(const struct moat_sandbox_opts *o, int abort_fd,
 	_cleanup_free_ char *name = NULL;
 	struct moat_sandbox_result *r = NULL;
 	struct moat_sandbox *s = NULL;
-	struct timespec t0, gone;
+	struct timespec t0, ready, gone;
 	double setup_ms;
 
 	if (o->argv == NULL || o->argv[0] == NULL)
@@ -344,8 +344,8 @@ int moat_sandbox_run(const struct moat_sandbox_opts *o, int abort_fd,
 		*ret = failed_run(o, &t0, err);
 		return 0;
 	}
-	clock_gettime(CLOCK_REALTIME, &gone);
-	setup_ms = sb_ms_between(&t0, &gone);
+	clock_gettime(CLOCK_REALTIME, &ready);
+	setup_ms = sb_ms_between(&t0, &ready);
 	if (moat_sandbox_exec(s, o, abort_fd, &r, err) < 0) {
 		moat_sandbox_destroy(s);
 		return moat_error_ret(err);
