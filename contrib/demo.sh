@@ -3,8 +3,8 @@
 # moat's demo: on a fresh Debian 12 machine, as root, install what moat needs,
 # build it (with the microVM's guest kernel), run a hardened container from a
 # busybox root filesystem, and then moat's main job: `moat sandbox run` of a
-# Python program in a microVM and in a container, and a runaway program
-# stopped by its timeout.
+# Python program in a microVM and in a container, a session (create, cp,
+# exec, diff, rm), and a runaway program stopped by its timeout.
 #
 #   bash contrib/demo.sh
 #
@@ -117,6 +117,22 @@ for mode in microvm container; do
 	echo "the caller reads: total = $total"
 	[ "$total" = 25 ]
 done
+
+# A session: one sandbox across several commands, each with its own result.
+session=demo-$$
+say "moat sandbox create --rootfs python3 --lifetime 5m $session; cp; exec; exec; diff; rm"
+./moat sandbox create --rootfs "$python_root" --lifetime 5m --timeout 30s "$session"
+trap './moat sandbox rm --force "$session" >/dev/null 2>&1 || true; ./moat --root "$work/state" delete --force demo >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+./moat sandbox cp "$work/task" "$session:."
+./moat sandbox exec "$session" -- python3 task/sum.py >"$work/result.json"
+jq -c '{exit, stdout: .stdout.text}' "$work/result.json"
+./moat sandbox exec "$session" -- python3 -c 'open("answer.txt", "w").write("25\n")' |
+	jq -c '{exit, files: [.files.entries[] | {path, change, size}]}'
+./moat sandbox cp "$session:answer.txt" "$work/answer.txt"
+echo "copied out: $(cat "$work/answer.txt")"
+./moat sandbox diff "$session" | jq -c '[.files.entries[] | .path]'
+./moat sandbox rm "$session"
+[ "$(cat "$work/answer.txt")" = 25 ]
 
 say "moat sandbox run --timeout 2s -- python3 -c 'while True: pass'"
 status=0
