@@ -242,32 +242,39 @@ static char *base_name(const char *path)
 	return xstrdup(basename(copy));
 }
 
-static int cp_in(const char *name, const char *host, const char *path)
+/* A copy's request: the host side opened here (open_path, with flags), passed along. */
+static int ask_copy(const char *op, const char *name, const char *path, const char *host_name,
+		    const char *open_path, int flags)
 {
-	_cleanup_free_ char *base = base_name(host);
 	struct sb_request q;
 	int status;
 
 	sb_request_init(&q);
-	q.fd = open(host, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	q.fd = open(open_path, flags | O_CLOEXEC);
 	if (q.fd < 0) {
-		fprintf(stderr, "moat: sandbox cp: '%s': %s\n", host, strerror(errno));
+		fprintf(stderr, "moat: sandbox cp: '%s': %s\n", open_path, strerror(errno));
 		return EXIT_FAILURE;
 	}
-	q.op = "cp-in";
+	q.op = (char *)op;
 	q.path = (char *)path;
-	q.name = base;
+	q.name = (char *)host_name;
 	status = ask("sandbox cp", name, &q, NULL);
 	close(q.fd);
 	return status;
 }
 
+static int cp_in(const char *name, const char *host, const char *path)
+{
+	_cleanup_free_ char *base = base_name(host);
+
+	return ask_copy("cp-in", name, path, base, host, O_RDONLY | O_NONBLOCK);
+}
+
+/* Into HOST_PATH when it is a directory, under the sandbox path's name; else as HOST_PATH. */
 static int cp_out(const char *name, const char *path, const char *host)
 {
 	_cleanup_free_ char *dir = NULL, *dst = NULL, *copy = xstrdup(host);
-	struct sb_request q;
 	struct stat st;
-	int status;
 
 	if (stat(host, &st) == 0 && S_ISDIR(st.st_mode)) {
 		dir = xstrdup(host);
@@ -276,18 +283,7 @@ static int cp_out(const char *name, const char *path, const char *host)
 		dir = xstrdup(dirname(copy));
 		dst = base_name(host);
 	}
-	sb_request_init(&q);
-	q.fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (q.fd < 0) {
-		fprintf(stderr, "moat: sandbox cp: '%s': %s\n", dir, strerror(errno));
-		return EXIT_FAILURE;
-	}
-	q.op = "cp-out";
-	q.path = (char *)path;
-	q.name = dst;
-	status = ask("sandbox cp", name, &q, NULL);
-	close(q.fd);
-	return status;
+	return ask_copy("cp-out", name, path, dst, dir, O_PATH | O_DIRECTORY);
 }
 
 int sb_cmd_cp(struct moat_globals *g, int argc, char **argv)

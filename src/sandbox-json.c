@@ -219,14 +219,22 @@ static void g_time_usage(yajl_gen g, const struct moat_sandbox_result *r)
 	yajl_gen_map_close(g);
 }
 
-char *moat_sandbox_result_json(const struct moat_sandbox_result *r)
+/* A pretty document, its object opened with its schema and sandbox. */
+static yajl_gen doc_open(const char *schema, const char *sandbox)
 {
 	yajl_gen g = yajl_gen_alloc(NULL);
 
 	yajl_gen_config(g, yajl_gen_beautify, 1);
 	yajl_gen_map_open(g);
-	sbj_key_str(g, "schema", "moat.sandbox.result/v1");
-	sbj_key_str(g, "sandbox", r->sandbox);
+	sbj_key_str(g, "schema", schema);
+	sbj_key_str(g, "sandbox", sandbox);
+	return g;
+}
+
+char *moat_sandbox_result_json(const struct moat_sandbox_result *r)
+{
+	yajl_gen g = doc_open("moat.sandbox.result/v1", r->sandbox);
+
 	G_STR(g, "command");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; r->argv[i] != NULL; i++)
@@ -256,12 +264,8 @@ char *sbj_finish(yajl_gen g)
 
 char *moat_sandbox_diff_json(const struct moat_sandbox_result *r)
 {
-	yajl_gen g = yajl_gen_alloc(NULL);
+	yajl_gen g = doc_open("moat.sandbox.diff/v1", r->sandbox);
 
-	yajl_gen_config(g, yajl_gen_beautify, 1);
-	yajl_gen_map_open(g);
-	sbj_key_str(g, "schema", "moat.sandbox.diff/v1");
-	sbj_key_str(g, "sandbox", r->sandbox);
 	g_files(g, r);
 	yajl_gen_map_close(g);
 	return sbj_finish(g);

@@ -412,11 +412,18 @@ moat_create_started() {
 # a container that moat leaves behind (create, run -d, or a command that was
 # expected to fail and did not) inherits files, not bats' capture pipe,
 # which would otherwise block the test until the container exits.
-# shellcheck disable=SC2034 # status, output, lines... are read by bats-assert
 run_moat() {
-	local out=$TEST_DIR/run-moat.out err=$TEST_DIR/run-moat.err
+	capture moat "$@"
+}
+
+# capture CMD...: run CMD as bats' `run --separate-stderr` does ($status, $output,
+# $stderr, $lines, $stderr_lines), but through files and without fd 3, so that a process
+# CMD leaves running (a container's, a sandbox's keeper) cannot hold up the test.
+# shellcheck disable=SC2034 # status, output, lines... are read by bats-assert
+capture() {
+	local out=$TEST_DIR/capture.out err=$TEST_DIR/capture.err
 	status=0
-	moat "$@" >"$out" 2>"$err" 3>&- || status=$?
+	"$@" >"$out" 2>"$err" 3>&- || status=$?
 	output=$(cat "$out")
 	stderr=$(cat "$err")
 	mapfile -t lines <"$out"

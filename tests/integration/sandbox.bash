@@ -109,21 +109,10 @@ make_oci_image() {
 
 # --- sessions: create, exec, cp, diff, ls, rm (sandbox-session.bats) ---
 
-# sbx ARGS...: `moat sandbox ARGS...` under the command timeout, like bats' `run
-# --separate-stderr` (status, output, lines, stderr, stderr_lines) but through files, so
-# that a keeper which kept an inherited descriptor cannot hold up the test.
-# shellcheck disable=SC2034 # status, output, lines... are read by bats-assert
+# sbx ARGS...: `moat sandbox ARGS...` under the command timeout, through capture
+# (helpers.bash): a keeper left running cannot hold up the test.
 sbx() {
-	local out=$TEST_DIR/sbx.out err=$TEST_DIR/sbx.err
-	status=0
-	timeout -k 10 "$MOAT_CMD_TIMEOUT" "$MOAT_BINARY" sandbox "$@" \
-		</dev/null >"$out" 2>"$err" 3>&- || status=$?
-	output=$(cat "$out")
-	stderr=$(cat "$err")
-	mapfile -t lines <"$out"
-	mapfile -t stderr_lines <"$err"
-	rm -f "$out" "$err"
-	return 0
+	capture timeout -k 10 "$MOAT_CMD_TIMEOUT" "$MOAT_BINARY" sandbox "$@" </dev/null
 }
 
 # sbx_ok ARGS...: sbx ARGS..., which must succeed.
