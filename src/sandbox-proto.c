@@ -268,7 +268,8 @@ void sb_reply(int sock, int status, const char *msg, const char *body)
 
 	if (write_all(sock, head, strlen(head)) < 0 || body == NULL || body[0] == '\0')
 		return;
-	if (write_all(sock, body, strlen(body)) == 0)
+	/* one line end after the document, whether its generator gave it one or not */
+	if (write_all(sock, body, strlen(body)) >= 0 && body[strlen(body) - 1] != '\n')
 		write_all(sock, "\n", 1);
 }
 

@@ -180,6 +180,9 @@ teardown() {
 	jq -e '.stdout.text == "hi\n"' <<<"$output"
 	echo "$output" >"$TEST_DIR/r.json"
 	validate_result "$TEST_DIR/r.json"
+	# the document ends with one line end, not a blank line after it
+	"$MOAT_BINARY" sandbox run --rootfs "$ROOTFS_CACHE" -- true >"$TEST_DIR/raw"
+	assert_equal "$(tail -c 2 "$TEST_DIR/raw" | od -An -c | tr -d ' ')" '}\n'
 }
 
 @test "sandbox run: bad arguments are one-line errors naming the option, with no residue" {
