@@ -26,6 +26,11 @@
 #                 `moat sandbox create`, and `exec /bin/true` into one running container for
 #                 Podman and Docker. Making the sandbox or container, one untimed exec (it
 #                 boots a microVM's guest) and removing it are outside the timed part.
+#   deadline      moat only, -s times: a shell and a setsid daemon ignoring TERM under a 1 s
+#                 --timeout; the result's run_ms minus 1000 is the time from the deadline
+#                 until the command was over, all its processes killed. For a run and for
+#                 an exec into a session (which kills all but the sandbox's init; a
+#                 microVM is torn down).
 #
 # The limits are moat's defaults, given to all: 512 MiB of memory (no swap past it), 256
 # pids, no network but loopback, user 1000:1000 in /work. What still differs:
@@ -233,6 +238,26 @@ first_output() {
 	ms "$t0" "$(<"$work/first")"
 }
 
+# deadline SYSTEM: for moat, how long after a 1 s timeout the command (a shell with a setsid
+# daemon ignoring TERM) was over, every process of it gone: run_ms - 1000, from the result;
+# the file deadline-session-SYSTEM gets the same for an exec into a session
+deadline() {
+	local mode=()
+	[[ $1 == moat* ]] || return 0
+	[ "$1" = moat ] || mode=(--isolation microvm --accel tcg)
+	local prog=(sh -c "setsid sh -c 'trap \"\" TERM; exec sleep 300' & exec sleep 300")
+	"$moat" sandbox run --rootfs "$rootfs" "${mode[@]}" --timeout 1s -- "${prog[@]}" \
+		>"$work/result" && return 1
+	check_result '.exit.reason == "timeout"' || return
+	jq -r '(.time.run_ms - 1000) * 10 | round / 10' "$work/result"
+	"$moat" sandbox create --rootfs "$rootfs" "${mode[@]}" "$session_name" >/dev/null || return
+	"$moat" sandbox exec "$session_name" -- /bin/true >/dev/null || return
+	"$moat" sandbox exec --timeout 1s "$session_name" -- "${prog[@]}" >"$work/result" && return 1
+	check_result '.exit.reason == "timeout"' || return
+	jq -r '(.time.run_ms - 1000) * 10 | round / 10' "$work/result" >>"$work/deadline-session-$1"
+	"$moat" sandbox rm --force "$session_name" >/dev/null 2>&1 || true
+}
+
 # session SYSTEM: the wall time of 100 commands, in ms (see the top)
 session() {
 	local t0 t1 i
@@ -299,6 +324,8 @@ for sys in "${systems[@]}"; do
 		: >"$work/first-$sys"
 		: >"$work/end-$sys"
 		: >"$work/session-$sys"
+		: >"$work/deadline-$sys"
+		: >"$work/deadline-session-$sys"
 	else
 		echo "# $sys: cannot run here, skipped: $(tail -1 "$work/err")"
 	fi
@@ -316,6 +343,7 @@ done
 for ((i = 0; i < s; i++)); do
 	for sys in "${usable[@]}"; do
 		measure session "$sys" "$work/session-$sys"
+		[[ $sys != moat* ]] || measure deadline "$sys" "$work/deadline-$sys"
 	done
 done
 
@@ -347,6 +375,8 @@ row "run of /bin/true" run
 row "first output of \`echo x\` (moat: until time.started, a lower bound)" first
 row "moat: until the program's end (time.started + run_ms, an upper bound)" end
 row "session of 100 commands" session
+row "moat: timeout, from the deadline to every process gone (run)" deadline
+row "moat: the same for an exec in a session (a microVM: torn down)" deadline-session
 if [ -s "$work/failures" ]; then
 	echo
 	echo "failed measurements, not counted (each made again): $(wc -l <"$work/failures")"
