@@ -219,6 +219,40 @@ static void g_time_usage(yajl_gen g, const struct moat_sandbox_result *r)
 	yajl_gen_map_close(g);
 }
 
+/* The sandbox's way out: none, or its proxy's rules and what went through it. */
+static void g_network(yajl_gen g, const struct moat_sandbox_result *r)
+{
+	G_STR(g, "network");
+	yajl_gen_map_open(g);
+	sbj_key_str(g, "egress", r->allow ? "proxy" : "none");
+	G_STR(g, "allow");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; r->allow != NULL && r->allow[i] != NULL; i++)
+		G_STR(g, r->allow[i]);
+	yajl_gen_array_close(g);
+	G_STR(g, "connections");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < r->n_conns; i++) {
+		const struct moat_sandbox_connection *c = &r->conns[i];
+
+		yajl_gen_map_open(g);
+		sbj_key_str(g, "host", c->host);
+		sbj_key_int(g, "port", c->port, false);
+		sbj_key_str(g, "address", c->address);
+		G_STR(g, "allowed");
+		yajl_gen_bool(g, c->allowed);
+		sbj_key_str(g, "rule", c->rule);
+		sbj_key_str(g, "refused", c->refused);
+		sbj_key_int(g, "bytes_out", (long long)c->bytes_out, false);
+		sbj_key_int(g, "bytes_in", (long long)c->bytes_in, false);
+		sbj_key_int(g, "duration_ms", (long long)c->duration_ms, false);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	sbj_key_int(g, "refused", (long long)r->refused, false);
+	yajl_gen_map_close(g);
+}
+
 /* A pretty document, its object opened with its schema and sandbox. */
 static yajl_gen doc_open(const char *schema, const char *sandbox)
 {
@@ -246,6 +280,7 @@ char *moat_sandbox_result_json(const struct moat_sandbox_result *r)
 	g_stream(g, "stdout", &r->out);
 	g_stream(g, "stderr", &r->err);
 	g_files(g, r);
+	g_network(g, r);
 	yajl_gen_map_close(g);
 	return sbj_finish(g);
 }

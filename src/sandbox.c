@@ -67,7 +67,15 @@ static void usage(bool create)
 	       "  --workdir DIR           the working directory, created (default /work)\n"
 	       "  --env K=V               an environment variable (repeatable); the program gets\n"
 	       "                          nothing else but PATH\n"
-	       "  --copy-in HOST:PATH     copy a host file or directory in (repeatable)\n");
+	       "  --copy-in HOST:PATH     copy a host file or directory in (repeatable)\n"
+	       "  --allow HOST[:PORT][+private|+loopback|+link-local]\n"
+	       "                          let HOST (or *.DOMAIN) through moat's egress proxy\n"
+	       "                          (repeatable; port 443 by default); without it, no\n"
+	       "                          network but loopback (docs/egress.md)\n"
+	       "  --resolve HOST=ADDRESS  the proxy's answer for HOST, instead of DNS\n"
+	       "  --proxy-header HOST=Name: value\n"
+	       "                          a header the proxy adds to plain-HTTP requests to HOST\n"
+	       "                          (a credential the sandbox never sees; not for HTTPS)\n");
 	if (create) {
 		printf("\nThe --timeout, --output-limit, --user, --workdir and --env given here are the\n"
 		       "defaults of each exec. Durations: N (seconds), Nms, Ns, Nm, Nh. Sizes: N, Nk,\n"
@@ -102,6 +110,9 @@ enum {
 	OPT_RESULT,
 	OPT_LIFETIME,
 	OPT_IDLE_TIMEOUT,
+	OPT_ALLOW,
+	OPT_RESOLVE,
+	OPT_PROXY_HEADER,
 };
 
 static const struct option run_options[] = {
@@ -124,6 +135,9 @@ static const struct option run_options[] = {
 	{ "result", required_argument, NULL, OPT_RESULT },
 	{ "lifetime", required_argument, NULL, OPT_LIFETIME },
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+	{ "allow", required_argument, NULL, OPT_ALLOW },
+	{ "resolve", required_argument, NULL, OPT_RESOLVE },
+	{ "proxy-header", required_argument, NULL, OPT_PROXY_HEADER },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -133,6 +147,7 @@ struct run_args {
 	const char *cmd; /* "sandbox run" or "sandbox create" */
 	bool create;
 	uint64_t lifetime_ms, idle_ms;
+	struct moat_egress_policy egress;
 	struct moat_sandbox_opts o;
 	char **env;
 	size_t n_env;
@@ -225,6 +240,23 @@ static int add_copy(struct run_args *a, int which, char *arg)
 	return 0;
 }
 
+static int egress_value(struct run_args *a, int c, const char *arg)
+{
+	moat_error err = MOAT_ERROR_INIT;
+
+	int r = c == OPT_ALLOW     ? moat_egress_rule_add(&a->egress, arg, &err)
+		: c == OPT_RESOLVE ? moat_egress_pin_add(&a->egress, arg, &err)
+				   : moat_egress_header_add(&a->egress, arg, &err);
+
+	if (r < 0) {
+		moat_usage_error(a->cmd, "%s", err.msg);
+		moat_error_clear(&err);
+		return EXIT_FAILURE;
+	}
+	a->o.egress = &a->egress;
+	return 0;
+}
+
 static int parse_value(struct run_args *a, int c, char *arg)
 {
 	struct moat_sandbox_opts *o = &a->o;
@@ -290,6 +322,9 @@ static int parse_value(struct run_args *a, int c, char *arg)
 			return moat_usage_error(a->cmd, "--result: only for sandbox run and exec");
 		a->result = arg;
 		return 0;
+	case OPT_ALLOW:
+	case OPT_RESOLVE:
+	case OPT_PROXY_HEADER: return egress_value(a, c, arg);
 	case OPT_LIFETIME:
 	case OPT_IDLE_TIMEOUT:
 		if (!a->create)
@@ -310,6 +345,11 @@ static int parse_run(int argc, char **argv, struct run_args *a)
 
 	a->lifetime_ms = MOAT_SANDBOX_LIFETIME_MS;
 	a->idle_ms = MOAT_SANDBOX_IDLE_MS;
+	a->egress =
+		(struct moat_egress_policy){ .max_connections = MOAT_EGRESS_MAX_CONNECTIONS,
+					     .max_bytes = MOAT_EGRESS_MAX_BYTES,
+					     .connect_timeout_ms = MOAT_EGRESS_CONNECT_TIMEOUT_MS,
+					     .idle_timeout_ms = MOAT_EGRESS_IDLE_TIMEOUT_MS };
 	*o = (struct moat_sandbox_opts){ .timeout_ms = MOAT_SANDBOX_TIMEOUT_MS,
 					 .memory = MOAT_SANDBOX_MEMORY,
 					 .pids = MOAT_SANDBOX_PIDS,
@@ -492,6 +532,7 @@ static int resolve_image(struct run_args *a, char **ret_root)
 
 static void run_args_free(struct run_args *a)
 {
+	moat_egress_policy_clear(&a->egress);
 	free(a->env);
 	free(a->copies[0]);
 	free(a->copies[1]);

@@ -117,3 +117,5 @@ rejects() {
 @test "sandbox-schema: upper-case sha256" { rejects invalid-entry-sha256-case.json '$.files.entries[0].sha256'; }
 @test "sandbox-schema: a symlink without a target" { rejects invalid-entry-symlink-no-target.json '$.files.entries[2]'; }
 @test "sandbox-schema: a file with a target" { rejects invalid-entry-target-on-file.json '$.files.entries[0].target'; }
+@test "sandbox-schema: an allowed connection with a refusal" { rejects invalid-egress-allowed-refused.json '$.network.connections[0].refused'; }
+@test "sandbox-schema: an egress mode that is not none or proxy" { rejects invalid-egress-mode.json '$.network.egress'; }

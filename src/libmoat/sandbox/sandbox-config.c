@@ -113,8 +113,16 @@ int sb_config(const struct moat_sandbox_opts *o, const char *rootfs, struct oci_
 	return 0;
 }
 
+static void add_env(struct oci_process *p, const char *kv)
+{
+	p->env = xrealloc(p->env, (p->env_len + 2) * sizeof(char *));
+	p->env[p->env_len++] = xstrdup(kv);
+	p->env[p->env_len] = NULL;
+}
+
 int sb_command_process(const struct moat_sandbox_opts *o, struct oci_process **ret, moat_error *err)
 {
+	_cleanup_(strv_freep) char **proxy_env = NULL;
 	_cleanup_(oci_config_freep) struct oci_config *cfg = NULL;
 	struct oci_process *p;
 	size_t n = 0;
@@ -128,11 +136,12 @@ int sb_command_process(const struct moat_sandbox_opts *o, struct oci_process **r
 		n++;
 	p->args = strv_copy((const char *const *)o->argv, n);
 	p->args_len = n;
-	for (size_t i = 0; o->env != NULL && o->env[i] != NULL; i++) {
-		p->env = xrealloc(p->env, (p->env_len + 2) * sizeof(char *));
-		p->env[p->env_len++] = xstrdup(o->env[i]);
-		p->env[p->env_len] = NULL;
-	}
+	/* the proxy's variables first: the caller's --env may set its own */
+	proxy_env = sb_egress_env(o);
+	for (size_t i = 0; proxy_env != NULL && proxy_env[i] != NULL; i++)
+		add_env(p, proxy_env[i]);
+	for (size_t i = 0; o->env != NULL && o->env[i] != NULL; i++)
+		add_env(p, o->env[i]);
 	*ret = p;
 	return 0;
 }

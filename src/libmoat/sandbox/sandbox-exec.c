@@ -25,6 +25,7 @@ int moat_sandbox_exec(struct moat_sandbox *s, const struct moat_sandbox_opts *cm
 	struct moat_sandbox_result *r;
 	const struct sb_baseline *base = s->baseline;
 	struct timespec t0, done;
+	off_t log_from = sb_egress_mark(s);
 	int rc;
 
 	if (cmd->argv == NULL || cmd->argv[0] == NULL)
@@ -49,6 +50,7 @@ int moat_sandbox_exec(struct moat_sandbox *s, const struct moat_sandbox_opts *cm
 		sb_kill(&t);
 	if (sb_diff(&s->layer, base, r, err) < 0)
 		sb_result_fail(r, err);
+	sb_egress_collect(s, log_from, r);
 	goto out;
 failed:
 	sb_result_fail(r, err);

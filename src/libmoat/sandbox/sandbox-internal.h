@@ -133,7 +133,21 @@ struct moat_sandbox {
 	bool created;
 	pid_t init;
 	struct sb_baseline *baseline; /* the upper layer once made: what diff compares with */
+	pid_t proxy;    /* the egress proxy (sandbox-egress.c), 0: none */
+	int egress_log; /* its log, <state>/egress.log */
 };
+
+/* ---- sandbox-egress.c: the way out, when the sandbox has rules ---- */
+
+bool sb_egress_on(const struct moat_sandbox_opts *o);
+/* Start the proxy on 127.0.0.1:3128 inside the made (not started) container. */
+int sb_egress_start(struct moat_sandbox *s, moat_error *err);
+void sb_egress_stop(struct moat_sandbox *s);
+/* The proxy variables a command gets (NULL-terminated, allocated), or NULL. */
+char **sb_egress_env(const struct moat_sandbox_opts *o);
+/* Where the log ends now; after a command, the lines from there into r. */
+off_t sb_egress_mark(const struct moat_sandbox *s);
+void sb_egress_collect(const struct moat_sandbox *s, off_t from, struct moat_sandbox_result *r);
 
 /* Milliseconds from a to b. */
 double sb_ms_between(const struct timespec *a, const struct timespec *b);

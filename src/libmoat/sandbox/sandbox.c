@@ -66,6 +66,14 @@ void moat_sandbox_result_free(struct moat_sandbox_result *r)
 		free(r->files[i].target);
 	}
 	free(r->files);
+	strv_free(r->allow);
+	for (size_t i = 0; i < r->n_conns; i++) {
+		free(r->conns[i].host);
+		free(r->conns[i].address);
+		free(r->conns[i].rule);
+		free(r->conns[i].refused);
+	}
+	free(r->conns);
 	free(r);
 }
 
@@ -184,6 +192,8 @@ static int setup(struct moat_sandbox *s, moat_error *err)
 	s->created = true;
 	s->info.init = s->init;
 	note_isolation(s);
+	if (sb_egress_start(s, err) < 0)
+		return moat_error_ret(err);
 	if (moat_container_start(s->runtime, s->id, err) < 0)
 		return moat_error_ret(err);
 	/* after create, which made the mount points of /proc, /dev and /sys in the layer */
@@ -196,6 +206,7 @@ void moat_sandbox_destroy(struct moat_sandbox *s)
 
 	if (s == NULL)
 		return;
+	sb_egress_stop(s);
 	if (s->created) {
 		moat_container_kill(s->runtime, s->id, SIGKILL, true, &e);
 		moat_error_clear(&e);
@@ -244,18 +255,17 @@ static char *random_name(void)
 	return xasprintf("run-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4], b[5]);
 }
 
-int moat_sandbox_make(const struct moat_sandbox_opts *o, struct moat_sandbox **ret, moat_error *err)
+/* A sandbox for o, not made yet. */
+static struct moat_sandbox *sandbox_new(const struct moat_sandbox_opts *o)
 {
-	struct moat_sandbox *s;
+	struct moat_sandbox *s = xcalloc(1, sizeof(*s));
 
-	if (o->name != NULL && moat_sandbox_check_name(o->name, err) < 0)
-		return moat_error_ret(err);
-	s = xcalloc(1, sizeof(*s));
 	*s = (struct moat_sandbox){ .o = *o,
 				    .state_fd = -1,
 				    .user_fd = -1,
 				    .lock_fd = -1,
 				    .root_fd = -1,
+				    .egress_log = -1,
 				    .layer = { .upper_fd = -1, .base_fd = -1 } };
 	s->name = o->name ? xstrdup(o->name) : random_name();
 	s->dir = xasprintf("%s/%u/%s", MOAT_SANDBOX_ROOT, (unsigned)getuid(), s->name);
@@ -264,6 +274,16 @@ int moat_sandbox_make(const struct moat_sandbox_opts *o, struct moat_sandbox **r
 	s->info.name = s->name;
 	s->info.isolation = xstrdup(o->isolation ? o->isolation : "container");
 	clock_gettime(CLOCK_REALTIME, &s->info.created);
+	return s;
+}
+
+int moat_sandbox_make(const struct moat_sandbox_opts *o, struct moat_sandbox **ret, moat_error *err)
+{
+	struct moat_sandbox *s;
+
+	if (o->name != NULL && moat_sandbox_check_name(o->name, err) < 0)
+		return moat_error_ret(err);
+	s = sandbox_new(o);
 	if (setup(s, err) < 0) {
 		moat_sandbox_destroy(s);
 		return moat_error_ret(err);
@@ -305,20 +325,24 @@ struct moat_sandbox_result *sb_result_new(const struct moat_sandbox *s, char *co
 	return r;
 }
 
-/* A run whose sandbox could not be made: reason error, and what the sandbox was to be. */
-static struct moat_sandbox_result *failed_run(const struct moat_sandbox_opts *o,
-					      const struct timespec *t0, moat_error *err)
+/* A run whose sandbox could not be made (s, destroyed after): reason error, and the
+ * isolation as far as it was known. */
+static struct moat_sandbox_result *failed_run(struct moat_sandbox *s, char *const *argv,
+					      moat_error *err)
 {
-	struct moat_sandbox s = { .name = (char *)o->name,
-				  .info = { .isolation = o->isolation ? o->isolation : "container",
-					    .created = *t0 } };
-	struct moat_sandbox_result *r = sb_result_new(&s, o->argv);
+	struct moat_sandbox_result *r;
 
+	/* a microVM's accelerator, for a failure before the container said which: the one
+	 * asked for, else the built-in policy's (a policy file this early was not read) */
+	if (strcmp(s->info.isolation, "microvm") == 0 && s->info.accel == NULL)
+		s->info.accel = xstrdup(s->o.accel ? s->o.accel : "kvm");
+	r = sb_result_new(s, argv);
 	r->reason = MOAT_SANDBOX_ERROR;
 	r->message = xstrdup(err->msg ? err->msg : "sandbox: failed");
 	moat_error_drop(err);
 	clock_gettime(CLOCK_REALTIME, &r->ended);
-	r->setup_ms = sb_ms_between(t0, &r->ended);
+	r->setup_ms = sb_ms_between(&s->info.created, &r->ended);
+	moat_sandbox_destroy(s);
 	return r;
 }
 
@@ -339,9 +363,10 @@ int moat_sandbox_run(const struct moat_sandbox_opts *o, int abort_fd,
 	if (o->name == NULL)
 		named.name = name = random_name();
 	o = &named;
-	clock_gettime(CLOCK_REALTIME, &t0);
-	if (moat_sandbox_make(o, &s, err) < 0) {
-		*ret = failed_run(o, &t0, err);
+	s = sandbox_new(o);
+	t0 = s->info.created;
+	if (setup(s, err) < 0) {
+		*ret = failed_run(s, o->argv, err);
 		return 0;
 	}
 	clock_gettime(CLOCK_REALTIME, &ready);

@@ -28,6 +28,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "egress.h"
 #include "error.h"
 #include "oci-config.h"
 #include "utils.h"
@@ -83,6 +84,7 @@ struct moat_sandbox_opts {
 	const struct moat_sandbox_copy *copy_out;
 	size_t n_copy_out;
 	char *const *argv; /* NULL-terminated; never through a shell */
+	const struct moat_egress_policy *egress; /* --allow, --resolve: NULL or no rule: none */
 	/* a session's command (moat_sandbox_exec): */
 	bool session;              /* a timeout kills the command's processes, not the sandbox */
 	uint64_t lifetime_left_ms; /* what is left of the lifetime (0: no bound) */
@@ -137,6 +139,14 @@ struct moat_sandbox_usage {
 	int64_t memory_peak, pids_peak;
 };
 
+/* One attempt to leave the sandbox, through its egress proxy. */
+struct moat_sandbox_connection {
+	char *host, *address, *rule, *refused; /* address, rule, refused: NULL when none */
+	unsigned port;
+	bool allowed;
+	uint64_t bytes_out, bytes_in, duration_ms;
+};
+
 struct moat_sandbox_result {
 	char *sandbox;
 	char **argv;
@@ -153,6 +163,9 @@ struct moat_sandbox_result {
 	struct moat_sandbox_file *files;
 	size_t n_files;
 	bool files_truncated;
+	char **allow; /* the egress rules, NULL-terminated; NULL: no network at all */
+	struct moat_sandbox_connection *conns;
+	size_t n_conns, refused;
 };
 
 void moat_sandbox_result_free(struct moat_sandbox_result *r);

@@ -1,0 +1,160 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# moat sandbox --allow: no route out but moat's egress proxy, which lets through the names
+# and ports listed and logs every attempt. The upstreams are servers this file starts on
+# the host's loopback; names reach them through --resolve, never DNS.
+# shellcheck disable=SC2016,SC2154 # $ meant literally (sh -c); bats sets status, output
+
+load helpers
+load sandbox
+
+setup() {
+	moat_setup
+	N=e-$BATS_TEST_NUMBER
+	PORT=$((20000 + RANDOM % 20000))
+	mkdir -p "$TEST_DIR/www"
+	echo hello-upstream >"$TEST_DIR/www/index.html"
+	head -c 300000 /dev/urandom >"$TEST_DIR/www/big"
+	python3 -m http.server "$PORT" --bind 127.0.0.1 --directory "$TEST_DIR/www" \
+		>"$TEST_DIR/http.log" 2>&1 3>&- &
+	echo $! >"$TEST_DIR/http.pid"
+	retry bash -c "exec 9<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null
+	# (busybox wget -T crashes, on the host too: no -T here)
+	# the upstream is on the host's loopback: a rule must say +loopback to reach it
+	EGRESS=(--allow "up.test:$PORT+loopback" --resolve up.test=127.0.0.1)
+}
+
+teardown() {
+	sbx_remove_all
+	[[ -f $TEST_DIR/http.pid ]] && kill "$(cat "$TEST_DIR/http.pid")" 2>/dev/null
+	moat_teardown
+	assert_no_residue 10
+}
+
+# conn N JQ: member JQ of the result's connection N
+conn() {
+	r ".network.connections[$1]$2"
+}
+
+@test "egress: without --allow, no proxy, no resolver, no route: nothing leaves" {
+	sandbox_run -- sh -c 'env | grep -ci proxy; wget -q -O - http://127.0.0.1:'"$PORT"'/ ||
+		echo wget failed; nslookup example.com >/dev/null 2>&1; echo dns=$?; ip -o link | cut -d: -f2'
+	assert_equal "$(r .network.egress)" none
+	assert_equal "$(r '.network.connections | length')" 0
+	assert_equal "$(r .stdout.text)" $'0\nwget failed\ndns=1\n lo'
+}
+
+@test "egress: an allowed name is reached through the proxy; the result and the log say so" {
+	sandbox_run "${EGRESS[@]}" -- sh -c 'echo $HTTP_PROXY $https_proxy $NO_PROXY;
+		wget -q -O - http://up.test:'"$PORT"'/index.html'
+	assert_equal "$status" 0
+	assert_equal "$(r .stdout.text)" "http://127.0.0.1:3128 http://127.0.0.1:3128 localhost,127.0.0.1"$'\nhello-upstream'
+	assert_equal "$(r .network.egress)" proxy
+	assert_equal "$(r .network.allow[0])" "up.test:$PORT+loopback"
+	assert_equal "$(conn 0 .host)" up.test
+	assert_equal "$(conn 0 .port)" "$PORT"
+	assert_equal "$(conn 0 .address)" 127.0.0.1
+	assert_equal "$(conn 0 .allowed)" true
+	assert_equal "$(conn 0 .rule)" "up.test:$PORT+loopback"
+	(($(conn 0 .bytes_in) > 15))
+	assert_equal "$(r .network.refused)" 0
+	# the upstream saw a request in origin form, for the name the sandbox asked for
+	grep -q '"GET /index.html HTTP/1.1" 200' "$TEST_DIR/http.log"
+}
+
+@test "egress: CONNECT tunnels any TCP to an allowed name; the byte counts add up" {
+	sandbox_run "${EGRESS[@]}" -- sh -c 'printf "CONNECT up.test:'"$PORT"' HTTP/1.1\r\n\r\nGET /big HTTP/1.0\r\n\r\n" |
+		nc 127.0.0.1 3128 | wc -c'
+	assert_equal "$status" 0
+	(($(r .stdout.text) > 300000))
+	assert_equal "$(conn 0 .allowed)" true
+	(($(conn 0 .bytes_in) > 300000))
+}
+
+@test "egress: a name not listed, an address, another port, a private address: each refused with its rule" {
+	sandbox_run --allow "up.test:$PORT" --allow "meta.test:$PORT" --resolve meta.test=169.254.169.254 \
+		--allow "*.wild.test:$PORT+loopback" --resolve a.wild.test=127.0.0.1 --resolve up.test=127.0.0.1 -- sh -c '
+		for url in http://other.test:'"$PORT"'/ http://127.0.0.1:'"$PORT"'/ http://up.test:1/ \
+			http://up.test:'"$PORT"'/ http://meta.test:'"$PORT"'/ http://wild.test:'"$PORT"'/ \
+			http://a.wild.test:'"$PORT"'/index.html; do
+			wget -q -O - "$url" 2>/dev/null || echo refused
+		done'
+	assert_equal "$(r .stdout.text)" $'refused\nrefused\nrefused\nrefused\nrefused\nrefused\nhello-upstream'
+	assert_equal "$(r .network.refused)" 6
+	assert_equal "$(r '[.network.connections[].refused] | join(",")')" \
+		"not-allowed,ip-literal,port,address-class,address-class,not-allowed,"
+	# up.test resolved to loopback without +loopback; meta.test to the metadata address
+	assert_equal "$(conn 3 .address)" 127.0.0.1
+	assert_equal "$(conn 4 .address)" 169.254.169.254
+}
+
+@test "egress: a raw connection, a UDP packet to port 53 and a lookup all fail inside" {
+	sandbox_run "${EGRESS[@]}" -- sh -c 'nc -w 2 127.0.0.1 '"$PORT"' </dev/null; echo tcp=$?;
+		nc -w 2 up.test '"$PORT"' </dev/null 2>/dev/null; echo name=$?;
+		echo x | nc -u -w 1 10.0.0.1 53 2>/dev/null; echo udp=$?;
+		nslookup up.test >/dev/null 2>&1; echo dns=$?'
+	assert_equal "$(r .stdout.text)" $'tcp=1\nname=1\nudp=1\ndns=1'
+	assert_equal "$(r '.network.connections | length')" 0
+}
+
+@test "egress: a session's proxy killed mid-transfer ends that connection, not the session; rm leaves no proxy" {
+	local keeper proxy
+	sbx_create "$N" "${EGRESS[@]}"
+	keeper=$(sbx_info "$N" | jq -r .keeper_pid)
+	proxy=$(pgrep -P "$keeper" -u nobody | head -1)
+	[[ -n $proxy ]] || fail "no proxy process under the keeper $keeper"
+	# a tunnel held open (nc's stdin is a FIFO the shell keeps open): only the proxy's end
+	# can end it
+	sbx_exec_bg "$N" -- sh -c 'mkfifo f; nc 127.0.0.1 3128 <f >/dev/null & n=$!; exec 3>f;
+		printf "CONNECT up.test:'"$PORT"' HTTP/1.1\r\n\r\n" >&3; wait $n; echo ended'
+	retry bash -c "pgrep -P $proxy >/dev/null"
+	kill -KILL "$proxy"
+	retry bash -c "! kill -0 $(cat "$TEST_DIR/bg.pid") 2>/dev/null"
+	RESULT=$TEST_DIR/bg.json
+	assert_equal "$(r .stdout.text)" ended
+	assert_equal "$(r .exit.reason)" exited
+	sbx_exec "$N" -- echo alive
+	assert_equal "$status" 0
+	assert_equal "$(r .stdout.text)" alive
+	sbx_ok rm "$N"
+	retry bash -c "! pgrep -u nobody -f 'sandbox create' >/dev/null"
+}
+
+@test "egress: bad rules are one-line errors naming --allow; a microVM sandbox refuses rules" {
+	sandbox_run --allow 'bad host' -- true
+	assert_equal "$status" 1
+	[[ $stderr == *"--allow 'bad host'"* ]]
+	sandbox_run --allow 'up.test:99999' -- true
+	assert_equal "$status" 1
+	sandbox_run --allow 'up.test+public' -- true
+	assert_equal "$status" 1
+	[[ $stderr == *"+public"* ]]
+	sandbox_run --resolve 'up.test' -- true
+	assert_equal "$status" 1
+	[[ $stderr == *"--resolve 'up.test'"* ]]
+	sandbox_run --isolation microvm --accel tcg --allow up.test -- true
+	assert_equal "$status" 125
+	[[ $stderr == *"--allow"*"container mode"* ]]
+	assert_equal "$(r .exit.reason)" error
+}
+
+@test "egress: --proxy-header puts a credential into requests to its host, which the sandbox never sees" {
+	local port=$((PORT + 1))
+	python3 "$BATS_TEST_DIRNAME/progs/echo-headers.py" "$port" >/dev/null 2>&1 3>&- &
+	echo $! >"$TEST_DIR/echo.pid"
+	retry bash -c "exec 9<>/dev/tcp/127.0.0.1/$port" 2>/dev/null
+	sandbox_run --allow "echo.test:$port+loopback" --resolve echo.test=127.0.0.1 \
+		--proxy-header 'echo.test=Authorization: Bearer s3cret' -- \
+		sh -c 'env | grep -c s3cret; wget -q -O - --header "Authorization: mine" http://echo.test:'"$port"'/x'
+	kill "$(cat "$TEST_DIR/echo.pid")"
+	assert_equal "$status" 0
+	assert_equal "$(r .stdout.text | head -1)" 0
+	assert_equal "$(r .stdout.text | grep -c '^Authorization: ')" 1
+	r .stdout.text | grep -qx 'Authorization: Bearer s3cret'
+	r .stdout.text | grep -qx 'GET /x HTTP/1.1'
+	r .stdout.text | grep -qx "Host: echo.test:$port"
+	r .stdout.text | grep -qx 'Connection: close'
+	sandbox_run --proxy-header 'echo.test' -- true
+	assert_equal "$status" 1
+	[[ $stderr == *"--proxy-header 'echo.test'"* ]]
+}
