@@ -158,3 +158,36 @@ conn() {
 	assert_equal "$status" 1
 	[[ $stderr == *"--proxy-header 'echo.test'"* ]]
 }
+
+@test "egress: Python's urllib inside reaches an allowed name over HTTP and over TLS through CONNECT" {
+	local root port=$((PORT + 2)) cert=$TEST_DIR/tls
+	command -v openssl >/dev/null || skip "openssl is not installed"
+	root=$(bash "$BATS_TEST_DIRNAME/../../contrib/sandbox/mkrootfs-python.sh" 2>"$TEST_DIR/mkrootfs.log" | tail -n 1) ||
+		fail "the python rootfs: $(tail -3 "$TEST_DIR/mkrootfs.log")"
+	mkdir -p "$cert"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=tls.test \
+		-addext subjectAltName=DNS:tls.test -keyout "$cert/key.pem" -out "$cert/cert.pem" 2>/dev/null
+	python3 "$BATS_TEST_DIRNAME/progs/echo-headers.py" "$port" "$cert/cert.pem" "$cert/key.pem" \
+		>/dev/null 2>&1 3>&- &
+	echo $! >"$TEST_DIR/tls.pid"
+	retry bash -c "exec 9<>/dev/tcp/127.0.0.1/$port" 2>/dev/null
+	cat >"$TEST_DIR/get.py" <<-'PY'
+		import ssl, sys, urllib.request
+		ctx = ssl.create_default_context(cafile="cert.pem")
+		for url in sys.argv[1:]:
+		    with urllib.request.urlopen(url, context=ctx, timeout=10) as r:
+		        print(r.status, r.read().decode().splitlines()[0])
+	PY
+	run --separate-stderr timeout -k 10 "$MOAT_CMD_TIMEOUT" "$MOAT_BINARY" sandbox run --rootfs "$root" \
+		--result "$TEST_DIR/result.json" "${EGRESS[@]}" --allow "tls.test:$port+loopback" \
+		--resolve tls.test=127.0.0.1 --copy-in "$TEST_DIR/get.py:get.py" \
+		--copy-in "$cert/cert.pem:cert.pem" -- \
+		python3 get.py "http://up.test:$PORT/index.html" "https://tls.test:$port/secure"
+	kill "$(cat "$TEST_DIR/tls.pid")"
+	RESULT=$TEST_DIR/result.json
+	validate_result "$RESULT"
+	assert_equal "$(r .stderr.text)" ""
+	assert_equal "$(r .stdout.text)" $'200 hello-upstream\n200 GET /secure HTTP/1.1'
+	assert_equal "$(r '[.network.connections[] | "\(.host):\(.port) \(.allowed)"] | join(",")')" \
+		"up.test:$PORT true,tls.test:$port true"
+}

@@ -3,10 +3,11 @@
 """An HTTP upstream for the egress tests: answers every GET with the request line and
 the headers it received, one per line, so a test sees what the proxy sent upstream.
 
-    echo-headers.py PORT      (listens on 127.0.0.1 only)
+    echo-headers.py PORT [CERT KEY]      (listens on 127.0.0.1 only; TLS with CERT)
 """
 
 import http.server
+import ssl
 import sys
 
 
@@ -22,4 +23,9 @@ class Echo(http.server.BaseHTTPRequestHandler):
         pass
 
 
-http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Echo).serve_forever()
+server = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Echo)
+if len(sys.argv) == 4:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(sys.argv[2], sys.argv[3])
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+server.serve_forever()
