@@ -136,6 +136,29 @@ teardown() {
 	check_policy moat-vm
 }
 
+@test "podman moat: --network none with moat.egress.allow reaches only the allowed name, through moat's proxy" {
+	local port=$((20000 + RANDOM % 20000)) www=$BATS_TEST_TMPDIR/www httpd out
+	mkdir -p "$www"
+	echo hello-upstream >"$www/index.html"
+	busybox httpd -f -p "127.0.0.1:$port" -h "$www" 3>&- &
+	httpd=$!
+	out=$("$ENGINE" run --rm --network none --runtime moat \
+		--annotation "moat.egress.allow=up.test:$port+loopback" \
+		--annotation moat.egress.resolve=up.test=127.0.0.1 "$IMAGE" sh -c "
+		wget -q -O - http://up.test:$port/index.html
+		wget -q -O - http://other.test:$port/ 2>/dev/null || echo refused
+		nc -w 2 127.0.0.1 $port </dev/null || echo no-route") || true
+	kill "$httpd"
+	assert_equal "$out" $'hello-upstream\nrefused\nno-route'
+	# the proxy ends with the container
+	retry bash -c '! pgrep -u nobody -f moat >/dev/null'
+	# with a network beside it, the rules are refused: a proxy there would filter nothing
+	run --separate-stderr "$ENGINE" run --rm --runtime moat \
+		--annotation "moat.egress.allow=up.test:$port" "$IMAGE" true
+	assert_failure
+	[[ $stderr == *"moat.egress.allow: the container needs a network namespace of its own"* ]]
+}
+
 @test "podman moat-vm: the workload runs under the guest's kernel" {
 	skip_unless_vm
 	check_guest_kernel

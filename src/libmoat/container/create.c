@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cgroup.h"
+#include "egress.h"
 #include "hooks.h"
 #include "init.h"
 #include "mount-host.h"
@@ -66,6 +67,8 @@ struct build {
 	struct moat_policy_result *policy; /* what the policy changed, kept in the state */
 	struct oci_string_map *annotations; /* what the state shows (moat_state_annotations),
 					     * to every hook from spawn on */
+	struct moat_egress_policy egress;   /* moat.egress.* annotations (egress.h) */
+	bool egress_on;
 };
 
 static int load_config(struct build *b, moat_error *err)
@@ -231,6 +234,18 @@ static int check_isolation(struct build *b, moat_error *err)
 	b->vm->exec_fd = -1;
 	b->vm->qemu_fd = b->assets.qemu_fd;
 	return moat_vm_start_build(b->cfg, b->seccomp, &b->vm->start, err);
+}
+
+/* moat.egress.allow: the proxy's rules, its variables in the process (container mode). */
+static int check_egress(struct build *b, moat_error *err)
+{
+	if (moat_egress_from_config(b->cfg, &b->egress, &b->egress_on, err) < 0)
+		return moat_error_ret(err);
+	if (b->egress_on && b->vm != NULL)
+		return moat_error_msg(err, ENOTSUP,
+				      "annotation moat.egress.allow: egress rules are for "
+				      "container mode so far; a microVM has no network");
+	return 0;
 }
 
 /* microVM mode: the jail the container machinery builds instead of the user's root (its
@@ -651,6 +666,7 @@ static void build_free(struct build *b)
 	oci_config_free(b->cfg);
 	moat_policy_result_free(b->policy);
 	oci_string_map_free(b->annotations);
+	moat_egress_policy_clear(&b->egress);
 	free(b->cgroup_path);
 	free(b->policy_path);
 	free(b->state_dir);
@@ -669,7 +685,8 @@ static int build(struct build *b, moat_error *err)
 	const struct moat_create_opts *o = b->o;
 
 	if (moat_validate_new_id(o->id, err) < 0 || load_config(b, err) < 0 ||
-	    apply_policy(b, err) < 0 || check_config(b, err) < 0 || check_isolation(b, err) < 0)
+	    apply_policy(b, err) < 0 || check_config(b, err) < 0 || check_isolation(b, err) < 0 ||
+	    check_egress(b, err) < 0)
 		return moat_error_ret(err);
 	if (moat_state_dir_create(o->root, o->id, &b->dirfd, err) < 0)
 		return moat_error_ret(err);
@@ -678,8 +695,11 @@ static int build(struct build *b, moat_error *err)
 		return moat_error_ret(err);
 	if (b->vm != NULL && make_jail(b, err) < 0)
 		return moat_error_ret(err);
-	if (make_fifo(b, err) < 0 || make_cgroup(b, err) < 0 || spawn(b, err) < 0 ||
-	    save_state(b, err) < 0)
+	if (make_fifo(b, err) < 0 || make_cgroup(b, err) < 0 || spawn(b, err) < 0)
+		return moat_error_ret(err);
+	if (b->egress_on && moat_egress_start_for(&b->egress, b->init, b->dirfd, o->id, err) < 0)
+		return moat_error_ret(err);
+	if (save_state(b, err) < 0)
 		return moat_error_ret(err);
 	return 0;
 }

@@ -303,21 +303,23 @@ static _Noreturn void serve_one(const struct moat_egress_policy *p, int client, 
 }
 
 int moat_egress_serve(const struct moat_egress_policy *p, int listen_fd, int log_fd,
-		      const char *sandbox)
+		      const char *sandbox, int stop_fd)
 {
 	unsigned running = 0;
 
 	signal(SIGPIPE, SIG_IGN);
 	for (;;) {
-		struct pollfd pf = { listen_fd, POLLIN, 0 };
+		struct pollfd pf[2] = { { listen_fd, POLLIN, 0 }, { stop_fd, POLLIN, 0 } };
 		pid_t pid;
 		int client;
 
 		while (running > 0 && waitpid(-1, NULL, WNOHANG) > 0)
 			running--;
-		if (poll(&pf, 1, 200) < 0 && errno != EINTR)
+		if (poll(pf, 2, 200) < 0 && errno != EINTR)
 			return -errno;
-		if (!(pf.revents & POLLIN))
+		if (pf[1].revents != 0)
+			return 0; /* the container is gone; its connections go with their children */
+		if (!(pf[0].revents & POLLIN))
 			continue;
 		client = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (client < 0)

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include "error.h"
 
@@ -101,10 +102,29 @@ struct moat_egress_request {
 int moat_egress_parse(const char *buf, size_t len, struct moat_egress_request *req,
 		      const char **why);
 
-/* Serve listen_fd (accepted connections are the sandbox's) until killed: each connection
- * in a child of its own; a log line per attempt to log_fd (O_APPEND). Returns only on a
- * failure of the listening socket. */
+/* Serve listen_fd (accepted connections are the sandbox's) until killed, or until stop_fd
+ * (>= 0: a pidfd of the container's init) is readable: each connection in a child of its
+ * own; a log line per attempt to log_fd (O_APPEND). */
 int moat_egress_serve(const struct moat_egress_policy *p, int listen_fd, int log_fd,
-		      const char *sandbox);
+		      const char *sandbox, int stop_fd);
+
+/* egress-process.c: the listening socket on 127.0.0.1:MOAT_EGRESS_PORT in the network
+ * namespace of pid, and the proxy's process, as nobody (never returns). */
+int moat_egress_listen_in(pid_t pid, int *ret_fd, moat_error *err);
+_Noreturn void moat_egress_proxy_main(const struct moat_egress_policy *p, int listen_fd, int log_fd,
+				      const char *name, int stop_fd);
+
+/* egress-container.c: egress for a container an engine runs, by its annotations
+ * moat.egress.allow (rules, comma-separated), moat.egress.resolve and
+ * moat.egress.proxy-header (';'-separated). */
+struct oci_config;
+/* Read the annotations into *p (false in *ret_on when there are none); the container must
+ * have a network namespace of its own, and its process gets the proxy's variables. */
+int moat_egress_from_config(struct oci_config *cfg, struct moat_egress_policy *p, bool *ret_on,
+			    moat_error *err);
+/* Start the proxy for the container whose init is pid, logging to dirfd/egress.log; it
+ * ends with the init. */
+int moat_egress_start_for(const struct moat_egress_policy *p, pid_t pid, int dirfd, const char *id,
+			  moat_error *err);
 
 #endif

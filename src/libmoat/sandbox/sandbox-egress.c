@@ -1,23 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* moat: a sandbox's way out, when it has rules (--allow): its egress proxy (egress.h).
  *
- * Container mode: the keeper joins the container's network namespace for as long as it
- * takes to make the proxy's listening socket on 127.0.0.1:3128 there, and goes back; the
- * proxy, a child of the keeper running as nobody, serves that socket from the host's
- * network namespace, so the sandbox reaches the proxy and nothing else, and the proxy
- * reaches the world. The sandbox's commands get HTTP_PROXY and friends pointing at it. The
+ * Container mode: the keeper makes the proxy's listening socket on 127.0.0.1:3128 in the
+ * container's network namespace (egress-process.c), and the proxy, a child of the keeper
+ * that dies with it, serves it from the host's network namespace. The sandbox's commands get HTTP_PROXY and friends pointing at it. The
  * proxy's log, <state>/egress.log (one JSON line per attempt), is read back into each
  * result: the lines a command's run added. */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <netinet/in.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,41 +21,9 @@
 #include "strv.h"
 #include "utils.h"
 
-#define NOBODY 65534
-
 bool sb_egress_on(const struct moat_sandbox_opts *o)
 {
 	return o->egress != NULL && o->egress->n_rules > 0;
-}
-
-/* The listening socket, made in the network namespace of pid. */
-static int listen_inside(pid_t pid, moat_error *err)
-{
-	_cleanup_free_ char *path = xasprintf("/proc/%d/ns/net", (int)pid);
-	_cleanup_close_ int host = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	_cleanup_close_ int ns = open(path, O_RDONLY | O_CLOEXEC);
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_port = htons(MOAT_EGRESS_PORT),
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int fd, e = 0;
-
-	if (host < 0 || ns < 0)
-		return moat_error_set(err, errno, "--allow: the sandbox's network namespace");
-	if (setns(ns, CLONE_NEWNET) < 0)
-		return moat_error_set(err, errno, "--allow: join the sandbox's network namespace");
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0)
-		e = errno;
-	/* back to the host's, whatever happened: the keeper must not stay inside */
-	if (setns(host, CLONE_NEWNET) < 0)
-		abort();
-	if (e != 0) {
-		if (fd >= 0)
-			close(fd);
-		return moat_error_set(err, e, "--allow: the proxy's socket on 127.0.0.1:%d",
-				      MOAT_EGRESS_PORT);
-	}
-	return fd;
 }
 
 static _Noreturn void proxy(struct moat_sandbox *s, int listen_fd, int log_fd)
@@ -69,12 +31,7 @@ static _Noreturn void proxy(struct moat_sandbox *s, int listen_fd, int log_fd)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() == 1)
 		_exit(1);
-	/* the proxy needs no privilege: its sockets are made, its log is open */
-	if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
-	    setresuid(NOBODY, NOBODY, NOBODY) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		_exit(1);
-	moat_egress_serve(s->o.egress, listen_fd, log_fd, s->name);
-	_exit(1);
+	moat_egress_proxy_main(s->o.egress, listen_fd, log_fd, s->name, -1);
 }
 
 int sb_egress_start(struct moat_sandbox *s, moat_error *err)
@@ -87,9 +44,8 @@ int sb_egress_start(struct moat_sandbox *s, moat_error *err)
 		return moat_error_msg(err, ENOTSUP,
 				      "--allow: egress rules are for container mode so far; "
 				      "a microVM sandbox has no network (give no --allow)");
-	listen_fd = listen_inside(s->init, err);
-	if (listen_fd < 0)
-		return moat_error_ret(err);
+	if (moat_egress_listen_in(s->init, &listen_fd, err) < 0)
+		return moat_error_prefix(err, "--allow");
 	s->egress_log = openat(s->state_fd, "egress.log",
 			       O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (s->egress_log < 0)
