@@ -191,3 +191,30 @@ conn() {
 	assert_equal "$(r '[.network.connections[] | "\(.host):\(.port) \(.allowed)"] | join(",")')" \
 		"up.test:$PORT true,tls.test:$port true"
 }
+
+@test "egress: a container's moat.egress.allow annotation: its proxy, its log in the state, gone with it" {
+	make_bundle
+	cfg_set '.annotations["moat.egress.allow"] = $a | .annotations["moat.egress.resolve"] = "up.test=127.0.0.1"' \
+		--arg a "up.test:$PORT+loopback"
+	cfg_set '.hooks.poststop = [{path: "/bin/cp", args: ["cp", $log, $keep]}]' \
+		--arg log "$MOAT_ROOT/$CID/egress.log" --arg keep "$TEST_DIR/egress.log"
+	run_sh 'wget -q -O - http://up.test:'"$PORT"'/index.html; wget -q -O - http://no.test:'"$PORT"'/ || echo refused'
+	assert_success
+	assert_equal "$output" $'hello-upstream\nrefused'
+	# the log, kept by a poststop hook before delete took the state away
+	assert_equal "$(jq -s -c 'map([.host, .allowed, .refused])' "$TEST_DIR/egress.log")" \
+		'[["up.test",true,null],["no.test",false,"not-allowed"]]'
+	retry bash -c '! pgrep -u nobody -f "moat.*'"$CID"'" >/dev/null'
+	# a container joining a network namespace made elsewhere (as an engine's network is):
+	# refused, nothing left
+	unshare --net sleep 60 3>&- &
+	local other=$!
+	retry bash -c "[[ \$(readlink /proc/$other/ns/net) != \$(readlink /proc/self/ns/net) ]]"
+	cfg_set '.linux.namespaces |= map(if .type == "network" then .path = $p else . end)' \
+		--arg p "/proc/$other/ns/net"
+	run_sh true
+	kill "$other"
+	assert_failure
+	[[ $stderr == *"annotation moat.egress.allow: the container needs a network namespace of its own"* ]]
+	[[ ! -e $MOAT_ROOT/$CID ]]
+}

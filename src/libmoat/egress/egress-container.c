@@ -69,9 +69,6 @@ static void add_env(struct oci_process *proc, const char *kv)
 int moat_egress_from_config(struct oci_config *cfg, struct moat_egress_policy *p, bool *ret_on,
 			    moat_error *err)
 {
-	static const char *const names[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
-					     "https_proxy" };
-
 	*ret_on = false;
 	if (add_each(p, cfg, A_ALLOW, ",", moat_egress_rule_add, err) < 0 ||
 	    add_each(p, cfg, A_RESOLVE, ",", moat_egress_pin_add, err) < 0 ||
@@ -90,14 +87,10 @@ int moat_egress_from_config(struct oci_config *cfg, struct moat_egress_policy *p
 	p->connect_timeout_ms = MOAT_EGRESS_CONNECT_TIMEOUT_MS;
 	p->idle_timeout_ms = MOAT_EGRESS_IDLE_TIMEOUT_MS;
 	if (cfg->process != NULL) {
-		for (size_t i = 0; i < MOAT_ARRAY_SIZE(names); i++) {
-			_cleanup_free_ char *kv =
-				xasprintf("%s=http://127.0.0.1:%d", names[i], MOAT_EGRESS_PORT);
+		_cleanup_(strv_freep) char **env = moat_egress_env();
 
-			add_env(cfg->process, kv);
-		}
-		add_env(cfg->process, "NO_PROXY=localhost,127.0.0.1");
-		add_env(cfg->process, "no_proxy=localhost,127.0.0.1");
+		for (size_t i = 0; env[i] != NULL; i++)
+			add_env(cfg->process, env[i]);
 	}
 	*ret_on = true;
 	return 0;

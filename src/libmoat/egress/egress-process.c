@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "egress.h"
+#include "strv.h"
 #include "utils.h"
 
 #define NOBODY 65534
@@ -51,6 +52,24 @@ int moat_egress_listen_in(pid_t pid, int *ret_fd, moat_error *err)
 	}
 	*ret_fd = fd;
 	return 0;
+}
+
+char **moat_egress_env(void)
+{
+	static const char *const names[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+					     "https_proxy" };
+	char **env = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(names); i++) {
+		_cleanup_free_ char *kv =
+			xasprintf("%s=http://127.0.0.1:%d", names[i], MOAT_EGRESS_PORT);
+
+		strv_push(&env, &n, kv);
+	}
+	strv_push(&env, &n, "NO_PROXY=localhost,127.0.0.1");
+	strv_push(&env, &n, "no_proxy=localhost,127.0.0.1");
+	return env;
 }
 
 _Noreturn void moat_egress_proxy_main(const struct moat_egress_policy *p, int listen_fd, int log_fd,

@@ -111,6 +111,9 @@ int moat_egress_serve(const struct moat_egress_policy *p, int listen_fd, int log
 /* egress-process.c: the listening socket on 127.0.0.1:MOAT_EGRESS_PORT in the network
  * namespace of pid, and the proxy's process, as nobody (never returns). */
 int moat_egress_listen_in(pid_t pid, int *ret_fd, moat_error *err);
+/* What a process behind the proxy gets: HTTP_PROXY and friends, NO_PROXY (NULL-terminated,
+ * allocated). */
+char **moat_egress_env(void);
 _Noreturn void moat_egress_proxy_main(const struct moat_egress_policy *p, int listen_fd, int log_fd,
 				      const char *name, int stop_fd);
 

@@ -73,22 +73,7 @@ void sb_egress_stop(struct moat_sandbox *s)
 
 char **sb_egress_env(const struct moat_sandbox_opts *o)
 {
-	static const char *const names[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
-					     "https_proxy" };
-	char **env = NULL;
-	size_t n = 0;
-
-	if (!sb_egress_on(o))
-		return NULL;
-	for (size_t i = 0; i < MOAT_ARRAY_SIZE(names); i++) {
-		_cleanup_free_ char *kv =
-			xasprintf("%s=http://127.0.0.1:%d", names[i], MOAT_EGRESS_PORT);
-
-		strv_push(&env, &n, kv);
-	}
-	strv_push(&env, &n, "NO_PROXY=localhost,127.0.0.1");
-	strv_push(&env, &n, "no_proxy=localhost,127.0.0.1");
-	return env;
+	return sb_egress_on(o) ? moat_egress_env() : NULL;
 }
 
 off_t sb_egress_mark(const struct moat_sandbox *s)
