@@ -218,3 +218,25 @@ conn() {
 	[[ $stderr == *"annotation moat.egress.allow: the container needs a network namespace of its own"* ]]
 	[[ ! -e $MOAT_ROOT/$CID ]]
 }
+
+@test "egress: at most 32 connections at once; the next is refused with its reason, and later ones pass" {
+	sandbox_run "${EGRESS[@]}" -- sh -c '
+		mkfifo hold
+		exec 3<>hold
+		pids=
+		for i in $(seq 32); do
+			nc 127.0.0.1 3128 <hold >/dev/null &
+			pids="$pids $!"
+		done
+		sleep 2
+		wget -q -O - http://up.test:'"$PORT"'/index.html 2>&1 | head -1
+		kill $pids
+		sleep 1
+		wget -q -O - http://up.test:'"$PORT"'/index.html'
+	assert_equal "$status" 0
+	[[ $(r .stdout.text) == *"503"*$'\nhello-upstream' ]] || fail "stdout: $(r .stdout.text)"
+	assert_equal "$(r '[.network.connections[] | select(.refused == "too-many-connections")] | length')" 1
+	# the 32 that connected and said nothing are no attempts
+	assert_equal "$(r '.network.connections | length')" 2
+	assert_equal "$(r .network.refused)" 1
+}

@@ -261,6 +261,8 @@ static _Noreturn void serve_one(const struct moat_egress_policy *p, int client, 
 
 	clock_gettime(CLOCK_MONOTONIC, &a.start);
 	if (read_head(client, p, buf, &len, &req, &why) < 0) {
+		if (len == 0 && strcmp(why, "closed") == 0)
+			_exit(0); /* connected and said nothing: no attempt to log */
 		a.refused = why;
 		if (strcmp(why, "closed") != 0 && strcmp(why, "timeout") != 0)
 			deny(client, 400, why);
