@@ -33,6 +33,9 @@
 #include "sandbox.h"
 #include "utils.h"
 
+static void shared_options(void);
+static void usage_end(bool create);
+
 static void usage(bool create)
 {
 	if (create)
@@ -49,6 +52,13 @@ static void usage(bool create)
 		       "Make a sandbox from a read-only root filesystem, run PROGRAM in it (never\n"
 		       "through a shell) with the limits below, print the result as JSON\n"
 		       "(moat.sandbox.result/v1, docs/sandbox.md), and destroy everything.\n\n");
+	shared_options();
+	usage_end(create);
+}
+
+/* The options run and create share. */
+static void shared_options(void)
+{
 	printf("  --rootfs DIR            the base, used read-only\n"
 	       "  --image PATH            or an image as the base: an OCI layout directory, or an\n"
 	       "                          OCI or Docker archive (podman/docker save), unpacked once\n"
@@ -76,6 +86,10 @@ static void usage(bool create)
 	       "  --proxy-header HOST=Name: value\n"
 	       "                          a header the proxy adds to plain-HTTP requests to HOST\n"
 	       "                          (a credential the sandbox never sees; not for HTTPS)\n");
+}
+
+static void usage_end(bool create)
+{
 	if (create) {
 		printf("\nThe --timeout, --output-limit, --user, --workdir and --env given here are the\n"
 		       "defaults of each exec. Durations: N (seconds), Nms, Ns, Nm, Nh. Sizes: N, Nk,\n"
