@@ -6,6 +6,8 @@
  *                   the sandbox's own read-only layer (/.moat/init, the idle init)
  *   rootfs/         the overlay: init/ and the base below, upper/ on top
  *   bundle/         config.json of the sandbox's container (root.path is rootfs/)
+ *   egress.log      the egress proxy's log, with --allow (sandbox-egress.c)
+ *   sock            a session's keeper's socket (src/sandbox-keeper.c)
  * The mounts are made in the keeper's mount namespace, so they end with it. */
 #ifndef MOAT_SANDBOX_INTERNAL_H
 #define MOAT_SANDBOX_INTERNAL_H
