@@ -228,6 +228,7 @@ static void start_worker(struct session *ss, struct sb_request *q, int conn)
 		sb_reply(conn, EXIT_SANDBOX_ERROR, "sandbox: exec without a program", NULL);
 		return;
 	}
+	moat_sandbox_keep_egress(ss->s); /* the proxy is the keeper's child, not the worker's */
 	pid = fork();
 	if (pid < 0) {
 		sb_reply(conn, EXIT_SANDBOX_ERROR, "sandbox: fork the command's worker", NULL);

@@ -97,7 +97,7 @@ conn() {
 	assert_equal "$(r '.network.connections | length')" 0
 }
 
-@test "egress: a session's proxy killed mid-transfer ends that connection, not the session; rm leaves no proxy" {
+@test "egress: a session's proxy killed mid-transfer ends that connection, not the session; the next command has one again" {
 	local keeper proxy
 	sbx_create "$N" "${EGRESS[@]}"
 	keeper=$(sbx_info "$N" | jq -r .keeper_pid)
@@ -116,6 +116,10 @@ conn() {
 	sbx_exec "$N" -- echo alive
 	assert_equal "$status" 0
 	assert_equal "$(r .stdout.text)" alive
+	# the keeper started a proxy again before that command: the way out is back
+	[[ -n $(pgrep -P "$keeper" -u nobody) ]] || fail "no proxy under the keeper again"
+	sbx_exec "$N" -- wget -q -O - "http://up.test:$PORT/index.html"
+	assert_equal "$(r .stdout.text)" hello-upstream
 	sbx_ok rm "$N"
 	retry bash -c "! pgrep -u nobody -f 'sandbox create' >/dev/null"
 }

@@ -96,7 +96,7 @@ int moat_egress_from_config(struct oci_config *cfg, struct moat_egress_policy *p
 	return 0;
 }
 
-/* The helper: its own session, no stdio, every fd closed but its own; ends with the init. */
+/* The helper: its own session, no stdio (the proxy keeps no other fd); ends with the init. */
 static _Noreturn void helper(const struct moat_egress_policy *p, int listen_fd, int log_fd,
 			     int init_fd, const char *id)
 {
@@ -105,9 +105,6 @@ static _Noreturn void helper(const struct moat_egress_policy *p, int listen_fd, 
 	setsid();
 	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0)
 		_exit(1);
-	for (int fd = 3; fd < 1024; fd++)
-		if (fd != listen_fd && fd != log_fd && fd != init_fd)
-			close(fd);
 	signal(SIGHUP, SIG_IGN);
 	moat_egress_proxy_main(p, listen_fd, log_fd, id, init_fd);
 }

@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <linux/close_range.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -72,9 +73,39 @@ char **moat_egress_env(void)
 	return env;
 }
 
+/* Keep only fds (moved to 3, 4, ...; -1 stays -1), closing every other the caller had open
+ * (a client's connection, a lock, a pipe an engine waits on): the proxy holds nothing of
+ * theirs. */
+static void keep_only(int *fds, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int want = 3 + i;
+
+		if (fds[i] < 0 || fds[i] == want)
+			continue;
+		for (int j = i + 1; j < n; j++) /* out of the way first */
+			if (fds[j] == want && (fds[j] = fcntl(want, F_DUPFD_CLOEXEC, 3 + n)) < 0)
+				_exit(1);
+		if (dup3(fds[i], want, O_CLOEXEC) < 0)
+			_exit(1);
+		fds[i] = want;
+	}
+	for (int i = 0; i < n; i++)
+		if (fds[i] < 0)
+			close(3 + i); /* an empty slot holds none of the caller's */
+	if (close_range(3 + (unsigned)n, ~0U, 0) < 0)
+		_exit(1);
+}
+
 _Noreturn void moat_egress_proxy_main(const struct moat_egress_policy *p, int listen_fd, int log_fd,
 				      const char *name, int stop_fd)
 {
+	int fds[3] = { listen_fd, log_fd, stop_fd };
+
+	keep_only(fds, 3);
+	listen_fd = fds[0];
+	log_fd = fds[1];
+	stop_fd = fds[2];
 	if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
 	    setresuid(NOBODY, NOBODY, NOBODY) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		_exit(1);

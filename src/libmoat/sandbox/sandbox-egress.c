@@ -34,28 +34,45 @@ static _Noreturn void proxy(struct moat_sandbox *s, int listen_fd, int log_fd)
 	moat_egress_proxy_main(s->o.egress, listen_fd, log_fd, s->name, -1);
 }
 
+static int spawn_proxy(struct moat_sandbox *s, moat_error *err)
+{
+	s->proxy = fork();
+	if (s->proxy < 0) {
+		s->proxy = 0;
+		return moat_error_set(err, errno, "--allow: fork the proxy");
+	}
+	if (s->proxy == 0)
+		proxy(s, s->egress_listen, s->egress_log);
+	return 0;
+}
+
 int sb_egress_start(struct moat_sandbox *s, moat_error *err)
 {
-	_cleanup_close_ int listen_fd = -1;
-
 	if (!sb_egress_on(&s->o))
 		return 0;
 	if (strcmp(s->info.isolation, "microvm") == 0)
 		return moat_error_msg(err, ENOTSUP,
 				      "--allow: egress rules are for container mode so far; "
 				      "a microVM sandbox has no network (give no --allow)");
-	if (moat_egress_listen_in(s->init, &listen_fd, err) < 0)
+	if (moat_egress_listen_in(s->init, &s->egress_listen, err) < 0)
 		return moat_error_prefix(err, "--allow");
 	s->egress_log = openat(s->state_fd, "egress.log",
 			       O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (s->egress_log < 0)
 		return moat_error_set(err, errno, "--allow: the egress log");
-	s->proxy = fork();
-	if (s->proxy < 0)
-		return moat_error_set(err, errno, "--allow: fork the proxy");
-	if (s->proxy == 0)
-		proxy(s, listen_fd, s->egress_log);
-	return 0;
+	return spawn_proxy(s, err);
+}
+
+void moat_sandbox_keep_egress(struct moat_sandbox *s)
+{
+	moat_error e = MOAT_ERROR_INIT;
+
+	if (s->proxy <= 0 || waitpid(s->proxy, NULL, WNOHANG) != s->proxy)
+		return;
+	/* its socket is the keeper's: what connected meanwhile waits in its backlog */
+	s->proxy = 0;
+	spawn_proxy(s, &e);
+	moat_error_clear(&e); /* no proxy: no way out, which is where a failure must end */
 }
 
 void sb_egress_stop(struct moat_sandbox *s)
@@ -68,7 +85,9 @@ void sb_egress_stop(struct moat_sandbox *s)
 	}
 	if (s->egress_log >= 0)
 		close(s->egress_log);
-	s->egress_log = -1;
+	if (s->egress_listen >= 0)
+		close(s->egress_listen);
+	s->egress_log = s->egress_listen = -1;
 }
 
 char **sb_egress_env(const struct moat_sandbox_opts *o)

@@ -135,8 +135,9 @@ struct moat_sandbox {
 	bool created;
 	pid_t init;
 	struct sb_baseline *baseline; /* the upper layer once made: what diff compares with */
-	pid_t proxy;    /* the egress proxy (sandbox-egress.c), 0: none */
-	int egress_log; /* its log, <state>/egress.log */
+	pid_t proxy;                  /* the egress proxy (sandbox-egress.c), 0: none */
+	int egress_log;               /* its log, <state>/egress.log */
+	int egress_listen;            /* its socket, in the container's network namespace */
 };
 
 /* ---- sandbox-egress.c: the way out, when the sandbox has rules ---- */

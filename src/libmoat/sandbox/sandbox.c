@@ -266,6 +266,7 @@ static struct moat_sandbox *sandbox_new(const struct moat_sandbox_opts *o)
 				    .lock_fd = -1,
 				    .root_fd = -1,
 				    .egress_log = -1,
+				    .egress_listen = -1,
 				    .layer = { .upper_fd = -1, .base_fd = -1 } };
 	s->name = o->name ? xstrdup(o->name) : random_name();
 	s->dir = xasprintf("%s/%u/%s", MOAT_SANDBOX_ROOT, (unsigned)getuid(), s->name);

@@ -83,7 +83,7 @@ struct moat_sandbox_opts {
 	size_t n_copy_in;
 	const struct moat_sandbox_copy *copy_out;
 	size_t n_copy_out;
-	char *const *argv; /* NULL-terminated; never through a shell */
+	char *const *argv;                       /* NULL-terminated; never through a shell */
 	const struct moat_egress_policy *egress; /* --allow, --resolve: NULL or no rule: none */
 	/* a session's command (moat_sandbox_exec): */
 	bool session;              /* a timeout kills the command's processes, not the sandbox */
@@ -192,6 +192,9 @@ const struct moat_sandbox_info *moat_sandbox_info(const struct moat_sandbox *s);
  * files are what this command changed. Safe to call in a child of the keeper. */
 int moat_sandbox_exec(struct moat_sandbox *s, const struct moat_sandbox_opts *cmd, int abort_fd,
 		      struct moat_sandbox_result **ret, moat_error *err);
+/* A session's keeper, before each command: an egress proxy that died is started again on
+ * the same socket (what connected meanwhile waited in its backlog). */
+void moat_sandbox_keep_egress(struct moat_sandbox *s);
 /* Kill what runs in the sandbox but its init (container mode); a microVM is torn down. */
 void moat_sandbox_stop(struct moat_sandbox *s);
 /* Copy the open host file or directory src_fd, named src_name, to path in the sandbox
