@@ -47,14 +47,6 @@ struct session {
 	unsigned long commands;
 };
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static int pidfd_of(pid_t pid)
 {
 	return (int)syscall(SYS_pidfd_open, pid, 0);
@@ -73,7 +65,7 @@ static int64_t real_ms_since(const struct timespec *t)
 static struct timespec real_at(uint64_t mono_deadline)
 {
 	struct timespec now;
-	int64_t d = (int64_t)mono_deadline - (int64_t)mono_ms();
+	int64_t d = (int64_t)mono_deadline - (int64_t)moat_monotonic_ms();
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	now.tv_sec += d / 1000;
@@ -93,9 +85,8 @@ static int listen_on(const char *path, moat_error *err)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-	if (strlen(path) >= sizeof(sa.sun_path))
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path) >= sizeof(sa.sun_path))
 		return moat_error_msg(err, ENAMETOOLONG, "sandbox: socket path %s", path);
-	strcpy(sa.sun_path, path);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0)
 		return moat_error_set(err, errno, "sandbox: listen on %s", path);
 	return TAKE_FD(fd);
@@ -115,7 +106,7 @@ static void reap_worker(struct session *ss, bool wait_grace)
 	close(ss->worker_fd);
 	ss->worker = 0;
 	ss->worker_fd = -1;
-	ss->last = mono_ms();
+	ss->last = moat_monotonic_ms();
 }
 
 static _Noreturn void end(struct session *ss)
@@ -180,7 +171,7 @@ static _Noreturn void worker(struct session *ss, struct sb_request *q, int conn)
 	moat_error err = MOAT_ERROR_INIT;
 	_cleanup_(strv_freep) char **env = merge_env(ss->o->env, q->env);
 	_cleanup_free_ char *json = NULL;
-	uint64_t now = mono_ms(), end_at = ss->born + ss->lifetime_ms;
+	uint64_t now = moat_monotonic_ms(), end_at = ss->born + ss->lifetime_ms;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != ss->keeper)
@@ -319,7 +310,7 @@ static void serve(struct session *ss, int conn)
 		sb_reply(conn, EXIT_SANDBOX_ERROR, "sandbox: an unknown request", NULL);
 		return;
 	}
-	ss->last = mono_ms(); /* activity: exec, cp, diff */
+	ss->last = moat_monotonic_ms(); /* activity: exec, cp, diff */
 	if (strcmp(q.op, "exec") == 0)
 		start_worker(ss, &q, conn);
 	else
@@ -329,7 +320,7 @@ static void serve(struct session *ss, int conn)
 /* How long until the next bound; ends the session when one is reached. */
 static int next_wait(struct session *ss)
 {
-	uint64_t now = mono_ms(), life = ss->born + ss->lifetime_ms, wait;
+	uint64_t now = moat_monotonic_ms(), life = ss->born + ss->lifetime_ms, wait;
 
 	if (ss->worker > 0) {
 		/* the worker ends its command at the lifetime; past the grace, it is killed */
@@ -393,8 +384,8 @@ _Noreturn void sb_keeper_session(const struct moat_sandbox_opts *o, uint64_t lif
 		_exit(EXIT_SANDBOX_ERROR);
 	}
 	/* the bounds count from the sandbox's creation; idle, from its being ready */
-	ss.born = mono_ms() - (uint64_t)(real_ms_since(&moat_sandbox_info(ss.s)->created));
-	ss.last = mono_ms();
+	ss.born = moat_monotonic_ms() - (uint64_t)(real_ms_since(&moat_sandbox_info(ss.s)->created));
+	ss.last = moat_monotonic_ms();
 	sock = xasprintf("%s/%u/%s/sock", MOAT_SANDBOX_ROOT, (unsigned)getuid(), o->name);
 	ss.listen_fd = listen_on(sock, &err);
 	ss.init_fd = pidfd_of(moat_sandbox_info(ss.s)->init);

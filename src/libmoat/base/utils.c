@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 void *xmalloc(size_t n)
 {
@@ -250,4 +251,12 @@ void moat_reset_signal_actions(void)
 	for (sig = 1; sig <= 64; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
+}
+
+uint64_t moat_monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }

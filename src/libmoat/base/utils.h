@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
@@ -101,6 +102,9 @@ int write_file_at(int dirfd, const char *path, const char *data, size_t len, moa
 /* write(2)/read(2) retrying on EINTR and short counts. */
 ssize_t write_all(int fd, const void *buf, size_t len);
 ssize_t read_all(int fd, void *buf, size_t len);
+
+/* CLOCK_MONOTONIC in milliseconds. */
+uint64_t moat_monotonic_ms(void);
 
 /* Every signal back to its default action, the ones libc reserves for
  * itself included (through the raw syscall): handlers go at execve anyway,

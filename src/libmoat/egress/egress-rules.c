@@ -215,7 +215,7 @@ char *moat_egress_add_headers(const struct moat_egress_policy *p, const char *ho
 	}
 	for (size_t i = 0; i < p->n_headers; i++)
 		if (strcmp(p->headers[i].host, host) == 0)
-			n += (size_t)sprintf(out + n, "%s\r\n", p->headers[i].line);
+			n += (size_t)snprintf(out + n, cap - n, "%s\r\n", p->headers[i].line);
 	memcpy(out + n, "\r\n", 3);
 	*len = n + 2;
 	return out;

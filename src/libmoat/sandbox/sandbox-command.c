@@ -69,14 +69,6 @@ static void read_counters(const struct sb_target *t, struct counters *c)
 	moat_error_clear(&e);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static _Noreturn void runner(const struct sb_target *t, const struct oci_process *process, int out,
 			     int errfd, int status)
 {
@@ -201,7 +193,7 @@ static bool take_output(struct watch *w, int fd, struct moat_sandbox_stream *s)
 /* Poll the streams, the runner's report and the caller until the report comes. */
 static int watch_loop(struct watch *w, int fds[3], int abort_fd, struct report *rep)
 {
-	uint64_t start = now_ms(), next_sample = start, deadline = w->o->timeout_ms;
+	uint64_t start = moat_monotonic_ms(), next_sample = start, deadline = w->o->timeout_ms;
 	bool open_[2] = { true, true };
 
 	/* the lifetime bounds the command as its timeout does, when it comes first */
@@ -213,7 +205,7 @@ static int watch_loop(struct watch *w, int fds[3], int abort_fd, struct report *
 				       { fds[1], POLLIN, 0 },
 				       { fds[2], POLLIN, 0 },
 				       { abort_fd, 0, 0 } };
-		uint64_t now = now_ms(), wait = SAMPLE_MS;
+		uint64_t now = moat_monotonic_ms(), wait = SAMPLE_MS;
 
 		if (deadline > 0 && !w->killed) {
 			if (now - start >= deadline) {
