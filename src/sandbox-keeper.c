@@ -384,7 +384,8 @@ _Noreturn void sb_keeper_session(const struct moat_sandbox_opts *o, uint64_t lif
 		_exit(EXIT_SANDBOX_ERROR);
 	}
 	/* the bounds count from the sandbox's creation; idle, from its being ready */
-	ss.born = moat_monotonic_ms() - (uint64_t)(real_ms_since(&moat_sandbox_info(ss.s)->created));
+	ss.born =
+		moat_monotonic_ms() - (uint64_t)(real_ms_since(&moat_sandbox_info(ss.s)->created));
 	ss.last = moat_monotonic_ms();
 	sock = xasprintf("%s/%u/%s/sock", MOAT_SANDBOX_ROOT, (unsigned)getuid(), o->name);
 	ss.listen_fd = listen_on(sock, &err);
