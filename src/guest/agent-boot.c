@@ -82,12 +82,23 @@ static int set_tag(struct agent_config *cfg, const char *v)
 	return 0;
 }
 
-static int set_debugexit(struct agent_config *cfg, const char *v)
+/* "0" or "1" into *ret. */
+static int set_flag(bool *ret, const char *v)
 {
 	if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
 		return -1;
-	cfg->debugexit = v[0] == '1';
+	*ret = v[0] == '1';
 	return 0;
+}
+
+static int set_debugexit(struct agent_config *cfg, const char *v)
+{
+	return set_flag(&cfg->debugexit, v);
+}
+
+static int set_egress(struct agent_config *cfg, const char *v)
+{
+	return set_flag(&cfg->egress, v);
 }
 
 static const struct option_def options[] = {
@@ -95,6 +106,7 @@ static const struct option_def options[] = {
 	{ "moat.rootfs", set_rootfs },       /* virtiofs (default) or 9p */
 	{ "moat.tag", set_tag },             /* the rootfs share's tag, default moatroot */
 	{ "moat.debugexit", set_debugexit }, /* 1: leave through isa-debug-exit at 0xf4 */
+	{ "moat.egress", set_egress },       /* 1: the egress tunnel's port is there */
 };
 
 void agent_parse_cmdline(struct agent_config *cfg)
@@ -139,8 +151,8 @@ static void closedirp(DIR **d)
 		closedir(*d);
 }
 
-/* /dev/vportNpM whose /sys/class/virtio-ports/vportNpM/name is moat.0. */
-static int find_port(char *path, size_t size)
+/* /dev/vportNpM whose /sys/class/virtio-ports/vportNpM/name is port. */
+static int find_port(const char *port, char *path, size_t size)
 {
 	_cleanup_(closedirp) DIR *d = opendir("/sys/class/virtio-ports");
 	struct dirent *e;
@@ -158,7 +170,7 @@ static int find_port(char *path, size_t size)
 		if (read_file_at(AT_FDCWD, file, 256, &name, &len, NULL) < 0)
 			continue;
 		name[strcspn(name, "\n")] = '\0';
-		if (strcmp(name, PORT_NAME) == 0) {
+		if (strcmp(name, port) == 0) {
 			snprintf(path, size, "/dev/%s", e->d_name);
 			return 0;
 		}
@@ -166,7 +178,7 @@ static int find_port(char *path, size_t size)
 	return -ENOENT;
 }
 
-int agent_open_port(const struct agent_config *cfg)
+int agent_open_named_port(const char *name, const char *device)
 {
 	uint64_t end = agent_now_ms() + AGENT_PORT_WAIT_MS;
 	char path[300];
@@ -175,18 +187,23 @@ int agent_open_port(const struct agent_config *cfg)
 	while (true) {
 		int fd = -1;
 
-		if (cfg->port[0] != '\0')
-			snprintf(path, sizeof(path), "%s", cfg->port);
-		if ((cfg->port[0] != '\0' || find_port(path, sizeof(path)) == 0) &&
+		if (device[0] != '\0')
+			snprintf(path, sizeof(path), "%s", device);
+		if ((device[0] != '\0' || find_port(name, path, sizeof(path)) == 0) &&
 		    (fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)) >= 0)
 			return fd;
 		if (agent_now_ms() > end) {
-			agent_log("no virtio-serial port named %s%s%s", PORT_NAME,
-				  cfg->port[0] ? " at " : "", cfg->port);
+			agent_log("no virtio-serial port named %s%s%s", name,
+				  device[0] ? " at " : "", device);
 			return -1;
 		}
 		agent_sleep_ms(10);
 	}
+}
+
+int agent_open_port(const struct agent_config *cfg)
+{
+	return agent_open_named_port(PORT_NAME, cfg->port);
 }
 
 /* The port says POLLHUP until the host's end is open. */

@@ -542,6 +542,7 @@ int main(void)
 	agent_parse_cmdline(&a.cfg);
 	agent_prepare_exit(&a);
 	agent_loopback_up(&a.cfg);
+	agent_egress_start(&a.cfg);
 	a.cap_last = agent_read_cap_last();
 	a.sigfd = setup_signals();
 	if (a.sigfd < 0) {

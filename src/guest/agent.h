@@ -16,6 +16,7 @@
  *   agent-container.c the workload's namespaces, making processes inside them
  *   agent-mounts.c   rootfs, the config's mounts, /dev, switching root
  *   agent-process.c  making a process as the spec says, up to execve
+ *   agent-egress.c   the egress tunnel's guest end (src/proto/tunnel.h)
  *
  * The guest is the sandbox: the agent runs as root with every capability, in
  * the guest's own namespaces; the container's processes run in namespaces of
@@ -76,6 +77,7 @@ struct agent_config {
 	enum agent_rootfs_type rootfs; /* moat.rootfs=virtiofs|9p */
 	char tag[64];                  /* moat.tag=, the rootfs share's tag; default moatroot */
 	bool debugexit;                /* moat.debugexit=1: leave through isa-debug-exit */
+	bool egress;                   /* moat.egress=1: a tunnel to the egress proxy */
 	char error[256]; /* what went wrong at boot (a bad moat.* option, no port access
 				  * for moat.debugexit, lo down): reported after READY; START
 				  * fails with it */
@@ -138,10 +140,14 @@ void agent_fill_stdio(void);
 void agent_parse_cmdline(struct agent_config *cfg);
 /* The port's fd (non-blocking), or -1 when it never appeared. */
 int agent_open_port(const struct agent_config *cfg);
+/* The virtio-serial port called name (at device when that is not empty), the same way. */
+int agent_open_named_port(const char *name, const char *device);
 int agent_wait_for_host(int port);
 int agent_read_cap_last(void);
 /* Bring the guest's lo up; a failure goes to cfg->error. */
 void agent_loopback_up(struct agent_config *cfg);
+/* agent-egress.c: with moat.egress=1, the tunnel's process; a failure goes to cfg->error. */
+void agent_egress_start(struct agent_config *cfg);
 /* How the guest will end; refuses moat.debugexit without port access. */
 void agent_prepare_exit(struct agent *a);
 /* Flush what the host may still take, kill everything, sync, and end the

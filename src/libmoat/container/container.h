@@ -28,6 +28,8 @@ struct moat_create_opts {
 	int listen_fds;     /* socket activation: fds passed ahead of preserve_fds */
 	const char *policy; /* --policy: the policy file (NULL: the default) */
 	bool as_vm;         /* invoked as moat-vm: every container is a microVM */
+	bool egress_tunnel; /* a microVM reaches the caller's egress proxy, which it serves on
+			     * 127.0.0.1:MOAT_EGRESS_PORT in the container (egress.h) */
 };
 
 /* Build the container and leave its init blocked before execve. With

@@ -233,18 +233,16 @@ static int check_isolation(struct build *b, moat_error *err)
 	b->vm->vm = *c;
 	b->vm->exec_fd = -1;
 	b->vm->qemu_fd = b->assets.qemu_fd;
+	b->vm->egress = b->egress_on || b->o->egress_tunnel;
 	return moat_vm_start_build(b->cfg, b->seccomp, &b->vm->start, err);
 }
 
-/* moat.egress.allow: the proxy's rules, its variables in the process (container mode). */
+/* moat.egress.allow: the proxy's rules, its variables in the process (before the
+ * isolation: a microVM's START carries them, and its guest gets the tunnel). */
 static int check_egress(struct build *b, moat_error *err)
 {
 	if (moat_egress_from_config(b->cfg, &b->egress, &b->egress_on, err) < 0)
 		return moat_error_ret(err);
-	if (b->egress_on && b->vm != NULL)
-		return moat_error_msg(err, ENOTSUP,
-				      "annotation moat.egress.allow: egress rules are for "
-				      "container mode so far; a microVM has no network");
 	return 0;
 }
 
@@ -685,8 +683,8 @@ static int build(struct build *b, moat_error *err)
 	const struct moat_create_opts *o = b->o;
 
 	if (moat_validate_new_id(o->id, err) < 0 || load_config(b, err) < 0 ||
-	    apply_policy(b, err) < 0 || check_config(b, err) < 0 || check_isolation(b, err) < 0 ||
-	    check_egress(b, err) < 0)
+	    apply_policy(b, err) < 0 || check_config(b, err) < 0 || check_egress(b, err) < 0 ||
+	    check_isolation(b, err) < 0)
 		return moat_error_ret(err);
 	if (moat_state_dir_create(o->root, o->id, &b->dirfd, err) < 0)
 		return moat_error_ret(err);

@@ -3,7 +3,9 @@
  *
  * Container mode: the keeper makes the proxy's listening socket on 127.0.0.1:3128 in the
  * container's network namespace (egress-process.c), and the proxy, a child of the keeper
- * that dies with it, serves it from the host's network namespace. The sandbox's commands get HTTP_PROXY and friends pointing at it. The
+ * that dies with it, serves it from the host's network namespace. microVM mode: the same, and
+ * the guest reaches that socket through the egress tunnel (vm-egress.h). The sandbox's
+ * commands get HTTP_PROXY and friends pointing at 127.0.0.1:3128 either way. The
  * proxy's log, <state>/egress.log (one JSON line per attempt), is read back into each
  * result: the lines a command's run added. */
 #include <errno.h>
@@ -50,10 +52,6 @@ int sb_egress_start(struct moat_sandbox *s, moat_error *err)
 {
 	if (!sb_egress_on(&s->o))
 		return 0;
-	if (strcmp(s->info.isolation, "microvm") == 0)
-		return moat_error_msg(err, ENOTSUP,
-				      "--allow: egress rules are for container mode so far; "
-				      "a microVM sandbox has no network (give no --allow)");
 	if (moat_egress_listen_in(s->init, &s->egress_listen, err) < 0)
 		return moat_error_prefix(err, "--allow");
 	s->egress_log = openat(s->state_fd, "egress.log",

@@ -169,7 +169,10 @@ static void note_isolation(struct moat_sandbox *s)
 
 static int setup(struct moat_sandbox *s, moat_error *err)
 {
-	struct moat_create_opts co = { .root = s->runtime, .id = s->id, .policy = s->o.policy };
+	struct moat_create_opts co = { .root = s->runtime,
+				       .id = s->id,
+				       .policy = s->o.policy,
+				       .egress_tunnel = sb_egress_on(&s->o) };
 	_cleanup_free_ char *rootfs = xasprintf("%s/rootfs", s->dir);
 	_cleanup_free_ char *bundle = xasprintf("%s/bundle", s->dir);
 

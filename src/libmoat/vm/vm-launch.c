@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "strv.h"
+#include "tunnel.h"
 #include "utils.h"
 
 /* QEMU's whole environment. */
@@ -108,22 +109,23 @@ static void add_kernel(struct argv_builder *b, const struct moat_vm_launch *l)
 	add(b, "-initrd");
 	add(b, l->initramfs);
 	add(b, "-append");
-	addf(b, "console=hvc0%s panic=-1 reboot=t moat.rootfs=%s%s",
+	addf(b, "console=hvc0%s panic=-1 reboot=t moat.rootfs=%s%s%s",
 	     l->kernel_messages ? "" : " quiet", l->virtiofs_socket ? "virtiofs" : "9p",
-	     l->debug_exit ? " moat.debugexit=1" : "");
+	     l->debug_exit ? " moat.debugexit=1" : "", l->egress ? " moat.egress=1" : "");
 	if (l->debug_exit) {
 		add(b, "-device");
 		add(b, "isa-debug-exit,iobase=0xf4,iosize=0x04");
 	}
 }
 
-/* The console (to the log, or nowhere) and the agent's port on the inherited socket. */
+/* The console (to the log, or nowhere), the agent's port on the inherited socket, and the
+ * egress tunnel's port on the other. */
 static void add_ports(struct argv_builder *b, const struct moat_vm_launch *l)
 {
 	_cleanup_free_ char *log = l->console_log ? qemu_escape(l->console_log) : NULL;
 
 	add(b, "-device");
-	add(b, "virtio-serial-device,max_ports=2");
+	addf(b, "virtio-serial-device,max_ports=%d", l->egress ? 3 : 2);
 	add(b, "-chardev");
 	if (log)
 		addf(b, "file,id=con,path=%s", log);
@@ -135,6 +137,12 @@ static void add_ports(struct argv_builder *b, const struct moat_vm_launch *l)
 	addf(b, "socket,id=agent,fd=%d", MOAT_VM_QEMU_AGENT_FD);
 	add(b, "-device");
 	add(b, "virtserialport,chardev=agent,name=moat.0");
+	if (!l->egress)
+		return;
+	add(b, "-chardev");
+	addf(b, "socket,id=egress,fd=%d", MOAT_VM_QEMU_EGRESS_FD);
+	add(b, "-device");
+	add(b, "virtserialport,chardev=egress,name=" MOAT_TUNNEL_PORT_NAME);
 }
 
 /* The root, tag moatroot: rootfs over 9p, or virtiofsd's share over virtio-fs. */
@@ -180,6 +188,34 @@ void moat_vm_argv_free(char **argv)
 	strv_free(argv);
 }
 
+/* fd, moved above every number QEMU finds something at (-1 stays -1). */
+static int above_fixed(int fd)
+{
+	return fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, MOAT_VM_QEMU_EGRESS_FD + 1);
+}
+
+/* In the child: the agent's (and the egress tunnel's) socket at their numbers, nothing
+ * else but stdio and the error pipe, then QEMU; an exec failure goes up the pipe. */
+static _Noreturn void child_exec(const struct moat_vm_launch *l, char **argv, int err_fd)
+{
+	int qemu_fd = above_fixed(l->qemu_fd), agent_fd = above_fixed(l->agent_fd);
+	int egress_fd = l->egress ? above_fixed(l->egress_fd) : -1;
+	int child_errno;
+
+	err_fd = above_fixed(err_fd);
+	if ((l->qemu_fd >= 0 && qemu_fd < 0) || agent_fd < 0 || err_fd < 0 ||
+	    (l->egress && egress_fd < 0) || dup2(agent_fd, MOAT_VM_QEMU_AGENT_FD) < 0 ||
+	    (l->egress && dup2(egress_fd, MOAT_VM_QEMU_EGRESS_FD) < 0))
+		_exit(127);
+	close_range(MOAT_VM_QEMU_EGRESS_FD + 1, ~0U, CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC);
+	if (!l->egress)
+		close(MOAT_VM_QEMU_EGRESS_FD);
+	exec_qemu(l, qemu_fd, argv);
+	child_errno = errno;
+	write_all(err_fd, &child_errno, sizeof(child_errno));
+	_exit(127);
+}
+
 int moat_vm_launch(const struct moat_vm_launch *l, pid_t *ret_pid, moat_error *err)
 {
 	char **argv = moat_vm_qemu_argv(l);
@@ -194,24 +230,9 @@ int moat_vm_launch(const struct moat_vm_launch *l, pid_t *ret_pid, moat_error *e
 	}
 	pid = fork();
 	if (pid == 0) {
-		/* above the agent's number, so dup2 cannot close it */
-		int qemu_fd = l->qemu_fd < 0 ? -1
-					     : fcntl(l->qemu_fd, F_DUPFD_CLOEXEC,
-						     MOAT_VM_QEMU_AGENT_FD + 1);
-
 		close(e[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if ((l->qemu_fd >= 0 && qemu_fd < 0) ||
-		    dup2(l->agent_fd, MOAT_VM_QEMU_AGENT_FD) < 0 ||
-		    (e[1] <= MOAT_VM_QEMU_AGENT_FD && (e[1] = fcntl(e[1], F_DUPFD_CLOEXEC, 4)) < 0))
-			_exit(127);
-		close_range(MOAT_VM_QEMU_AGENT_FD + 1, ~0U,
-			    CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC);
-		fcntl(e[1], F_SETFD, FD_CLOEXEC);
-		exec_qemu(l, qemu_fd, argv);
-		child_errno = errno;
-		write_all(e[1], &child_errno, sizeof(child_errno));
-		_exit(127);
+		child_exec(l, argv, e[1]);
 	}
 	close(e[1]);
 	if (pid < 0) {

@@ -31,6 +31,8 @@ struct moat_vm_launch {
 	const char *console_log; /* where the guest kernel's console goes; NULL: nowhere */
 	const struct moat_vm_choice *vm;
 	int agent_fd; /* QEMU's end of the agent's socket */
+	bool egress;   /* a second port, moat.egress (src/proto/tunnel.h), on egress_fd */
+	int egress_fd; /* QEMU's end of the egress tunnel's socket */
 	/* For the agent's developer check; moat's own VMs leave them zero. */
 	const char *virtiofs_socket; /* share the root through virtio-fs, served by the
 				      * virtiofsd listening on this socket, instead of rootfs
@@ -43,12 +45,14 @@ struct moat_vm_launch {
 /* The fd number at which QEMU finds the agent's socket: moat_vm_launch puts agent_fd there,
  * and whoever else executes moat_vm_qemu_argv's vector must too. */
 #define MOAT_VM_QEMU_AGENT_FD 3
+/* And the egress tunnel's, when the VM has one. */
+#define MOAT_VM_QEMU_EGRESS_FD 4
 
 /* The argument vector (NULL-terminated, each string allocated) for l. */
 char **moat_vm_qemu_argv(const struct moat_vm_launch *l);
 void moat_vm_argv_free(char **argv);
 
-/* Fork and exec QEMU; *ret_pid is its pid. Only agent_fd and stdio cross into it, with an
+/* Fork and exec QEMU; *ret_pid is its pid. Only agent_fd (egress_fd) and stdio cross into it, with an
  * environment of its own (PATH alone: nothing of the caller's); QEMU dies with its parent. */
 int moat_vm_launch(const struct moat_vm_launch *l, pid_t *ret_pid, moat_error *err);
 

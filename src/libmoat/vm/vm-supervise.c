@@ -13,6 +13,7 @@
 
 #include "strv.h"
 #include "utils.h"
+#include "vm-egress.h"
 #include "vm-guest-spec.h"
 #include "vm-jail.h"
 #include "vm-launch.h"
@@ -101,7 +102,8 @@ int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 				   .start = &start,
 				   .exec_fd = s->exec_fd,
 				   .boot_timeout_ms = VM_BOOT_TIMEOUT_MS };
-	int sp[2], code = -1;
+	int sp[2], ep[2] = { -1, -1 }, code = -1;
+	pid_t tunnel;
 
 	/* QEMU runs as the same uid: it may not ptrace or read the supervisor, which holds the
 	 * exec clients' fds and speaks for the container. */
@@ -111,9 +113,20 @@ int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 		goto fail;
 	}
 	l.agent_fd = sp[1];
+	if (s->egress && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ep) < 0) {
+		moat_error_set(&err, errno, "microvm: socketpair for the egress tunnel");
+		goto fail;
+	}
+	l.egress = s->egress;
+	l.egress_fd = ep[1];
 	if (moat_vm_launch(&l, &r.vmm, &err) < 0)
 		goto fail;
 	close(sp[1]);
+	if (s->egress) {
+		close(ep[1]);
+		if (moat_vm_egress_start(ep[0], &tunnel, &err) < 0)
+			goto fail;
+	}
 	r.agent_fd = sp[0];
 	if (terminal)
 		raw_terminal(0);

@@ -29,6 +29,7 @@ struct moat_vm_session {
 	size_t n_workload;                 /* how many mounts of the jail are the workload's */
 	char **guest_dirs;                 /* workload.dirs's storage */
 	bool share_readonly;               /* nothing in /rootfs is writable: export it read-only */
+	bool egress; /* the guest reaches the egress proxy through a tunnel (vm-egress.h) */
 };
 
 /* Closes exec_fd (the supervisor holds its own copy); accepts NULL. */
