@@ -246,6 +246,14 @@ static void on_start(struct agent *a, struct moat_msg *m)
 		workload_ended(a, 127);
 		return;
 	}
+	/* no RTC: the guest's clock starts at the epoch until the host's time comes */
+	if (m->u.start.has_realtime) {
+		struct timespec t = { .tv_sec = (time_t)(m->u.start.realtime_ns / 1000000000u),
+				      .tv_nsec = (long)(m->u.start.realtime_ns % 1000000000u) };
+
+		if (clock_settime(CLOCK_REALTIME, &t) < 0)
+			agent_log("set the clock: %m");
+	}
 	if (agent_cgroup_make(a, &m->u.start, &err) < 0) {
 		agent_send_error(a, m->id, err.code, "START: the container's cgroup: %s", err.msg);
 		moat_error_clear(&err);

@@ -288,6 +288,7 @@ static const struct field start_fields[] = {
 	{ 5, K_OBJ, 0, 0, "winsize", M(start, winsize), NO_OFF, M(start, has_winsize), 0, 0, 0, &winsize_object },
 	{ 6, K_U32, F_MASK, 0, "namespaces", M(start, namespaces), NO_OFF, NO_OFF, 0, MOAT_PROTO_NAMESPACES, 0, NULL },
 	{ 7, K_OBJ, 0, 0, "resources", M(start, resources), NO_OFF, M(start, has_resources), 0, 0, 0, &resources_object },
+	{ 8, K_U64, 0, 0, "realtime", M(start, realtime_ns), NO_OFF, M(start, has_realtime), 1, UINT64_MAX, 0, NULL },
 };
 static const struct field exec_fields[] = {
 	{ 1, K_OBJ, F_REQUIRED, 0, "process", M(exec, process), NO_OFF, NO_OFF, 0, 0, 0, &process_object },

@@ -52,6 +52,9 @@
  *              7 resources      object: limits on the workload and the processes
  *                               exec'd into it, in a cgroup of the guest's (see
  *                               RESOURCES)
+ *              8 realtime       u64, 1..: the host's wall clock (ns since the epoch)
+ *                               when it sent START; the guest has no RTC and sets
+ *                               its clock to this (certificates check the date)
  *   EXEC     (0x02, id = new process)  run one more process in the rootfs.
  *              1 process        object, required
  *              2 winsize        object: initial terminal size
@@ -338,6 +341,8 @@ struct moat_msg_start {
 	uint32_t namespaces; /* MOAT_PROTO_NS_* */
 	bool has_resources;
 	struct moat_proto_resources resources;
+	bool has_realtime;
+	uint64_t realtime_ns; /* the host's CLOCK_REALTIME when it sent START */
 };
 
 struct moat_msg_exec {

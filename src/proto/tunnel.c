@@ -276,8 +276,12 @@ static bool read_sock(struct tunnel *t, struct conn *c)
 {
 	uint8_t buf[MOAT_TUNNEL_MAX_DATA];
 	size_t room = MOAT_TUNNEL_WINDOW - c->unacked;
-	ssize_t n = read(c->fd, buf, room < sizeof(buf) ? room : sizeof(buf));
+	ssize_t n;
 
+	/* a hang-up is reported with a full window too: reading 0 bytes is no end of file */
+	if (room == 0)
+		return true;
+	n = read(c->fd, buf, room < sizeof(buf) ? room : sizeof(buf));
 	if (n > 0) {
 		c->unacked += (uint32_t)n;
 		send_frame(t, MOAT_TUNNEL_DATA, c->id, buf, (uint32_t)n);
@@ -380,9 +384,13 @@ static size_t watch(const struct tunnel *t, struct pollfd *p)
 						? t->end->listen_fd
 						: -1,
 				  .events = POLLIN };
-	for (size_t i = 0; i < t->n; i++)
-		p[n++] = (struct pollfd){ .fd = t->conns[i]->fd,
-					  .events = conn_events(t, t->conns[i]) };
+	/* a connection nothing is wanted from is not polled: its hang-up would wake the loop
+	 * again and again while its window is full */
+	for (size_t i = 0; i < t->n; i++) {
+		short ev = conn_events(t, t->conns[i]);
+
+		p[n++] = (struct pollfd){ .fd = ev ? t->conns[i]->fd : -1, .events = ev };
+	}
 	return n;
 }
 

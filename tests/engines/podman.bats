@@ -136,13 +136,16 @@ teardown() {
 	check_policy moat-vm
 }
 
-@test "podman moat: --network none with moat.egress.allow reaches only the allowed name, through moat's proxy" {
-	local port=$((20000 + RANDOM % 20000)) www=$BATS_TEST_TMPDIR/www httpd out
+# check_egress RUNTIME: with --network none and moat.egress.allow, the container reaches the
+# allowed name through moat's proxy (in a microVM, over the egress tunnel) and nothing else;
+# the proxy ends with it.
+check_egress() {
+	local runtime=$1 port=$((20000 + RANDOM % 20000)) www=$BATS_TEST_TMPDIR/www httpd out
 	mkdir -p "$www"
 	echo hello-upstream >"$www/index.html"
 	busybox httpd -f -p "127.0.0.1:$port" -h "$www" 3>&- &
 	httpd=$!
-	out=$("$ENGINE" run --rm --network none --runtime moat \
+	out=$("$ENGINE" run --rm --network none --runtime "$runtime" \
 		--annotation "moat.egress.allow=up.test:$port+loopback" \
 		--annotation moat.egress.resolve=up.test=127.0.0.1 "$IMAGE" sh -c "
 		wget -q -O - http://up.test:$port/index.html
@@ -150,13 +153,21 @@ teardown() {
 		nc -w 2 127.0.0.1 $port </dev/null || echo no-route") || true
 	kill "$httpd"
 	assert_equal "$out" $'hello-upstream\nrefused\nno-route'
-	# the proxy ends with the container
 	retry bash -c '! pgrep -u nobody -f moat >/dev/null'
+}
+
+@test "podman moat: --network none with moat.egress.allow reaches only the allowed name, through moat's proxy" {
+	check_egress moat
 	# with a network beside it, the rules are refused: a proxy there would filter nothing
 	run --separate-stderr "$ENGINE" run --rm --runtime moat \
-		--annotation "moat.egress.allow=up.test:$port" "$IMAGE" true
+		--annotation "moat.egress.allow=up.test:1" "$IMAGE" true
 	assert_failure
 	[[ $stderr == *"moat.egress.allow: the container needs a network namespace of its own"* ]]
+}
+
+@test "podman moat-vm: --network none with moat.egress.allow reaches only the allowed name, over the egress tunnel" {
+	skip_unless_vm
+	check_egress moat-vm
 }
 
 @test "podman moat-vm: the workload runs under the guest's kernel" {

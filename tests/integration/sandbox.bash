@@ -244,3 +244,54 @@ no_process() {
 seconds_between() {
 	echo $(($(date -d "$(jq -r ".$3" <<<"$1")" +%s) - $(date -d "$(jq -r ".$2" <<<"$1")" +%s)))
 }
+
+# egress_upstream: an HTTP server on the host's loopback at $PORT (a random port) serving
+# $TEST_DIR/www (index.html says hello-upstream; big is 300 kB), and EGRESS, the options
+# that let a sandbox reach it as up.test. egress_upstream_stop ends it.
+egress_upstream() {
+	PORT=$((20000 + RANDOM % 20000))
+	mkdir -p "$TEST_DIR/www"
+	echo hello-upstream >"$TEST_DIR/www/index.html"
+	head -c 300000 /dev/urandom >"$TEST_DIR/www/big"
+	python3 -m http.server "$PORT" --bind 127.0.0.1 --directory "$TEST_DIR/www" \
+		>"$TEST_DIR/http.log" 2>&1 3>&- &
+	echo $! >"$TEST_DIR/http.pid"
+	retry bash -c "exec 9<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null
+	# (busybox wget -T crashes, on the host too: no -T here)
+	# the upstream is on the host's loopback: a rule must say +loopback to reach it
+	EGRESS=(--allow "up.test:$PORT+loopback" --resolve up.test=127.0.0.1)
+}
+
+egress_upstream_stop() {
+	local f
+	for f in http tls sink; do
+		[[ -f $TEST_DIR/$f.pid ]] && kill "$(cat "$TEST_DIR/$f.pid")" 2>/dev/null
+	done
+	return 0
+}
+
+# egress_tls_upstream: a TLS server (progs/echo-headers.py, a self-signed certificate for
+# tls.test) at $TLS_PORT, the Python rootfs in $PY_ROOT, and $TEST_DIR/get.py, which fetches
+# each URL given with urllib (trusting cert.pem in its directory) and prints status and
+# first line. The files to copy in are $TEST_DIR/get.py and $TEST_DIR/tls/cert.pem.
+egress_tls_upstream() {
+	local cert=$TEST_DIR/tls
+	command -v openssl >/dev/null || skip "openssl is not installed"
+	TLS_PORT=$((PORT + 2))
+	PY_ROOT=$(bash "$BATS_TEST_DIRNAME/../../contrib/sandbox/mkrootfs-python.sh" 2>"$TEST_DIR/mkrootfs.log" | tail -n 1) ||
+		fail "the python rootfs: $(tail -3 "$TEST_DIR/mkrootfs.log")"
+	mkdir -p "$cert"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=tls.test \
+		-addext subjectAltName=DNS:tls.test -keyout "$cert/key.pem" -out "$cert/cert.pem" 2>/dev/null
+	python3 "$BATS_TEST_DIRNAME/progs/echo-headers.py" "$TLS_PORT" "$cert/cert.pem" "$cert/key.pem" \
+		>/dev/null 2>&1 3>&- &
+	echo $! >"$TEST_DIR/tls.pid"
+	retry bash -c "exec 9<>/dev/tcp/127.0.0.1/$TLS_PORT" 2>/dev/null
+	cat >"$TEST_DIR/get.py" <<-'PY'
+		import ssl, sys, urllib.request
+		ctx = ssl.create_default_context(cafile="cert.pem")
+		for url in sys.argv[1:]:
+		    with urllib.request.urlopen(url, context=ctx, timeout=30) as r:
+		        print(r.status, r.read().decode().splitlines()[0])
+	PY
+}

@@ -176,16 +176,20 @@ static int dial(const struct sockaddr_in *a)
 	return fd;
 }
 
-/* Send size bytes of a pattern and read them all back, interleaved (the echo holds little). */
-static void echo_check(int fd, size_t size, unsigned seed)
+/* Send size bytes of a pattern and read them all back, interleaved (the echo holds little).
+ * half: send all first, shut the write side, wait, then read on to end of file. */
+static void echo_check(int fd, size_t size, unsigned seed, bool half)
 {
-	uint8_t *out = xmalloc(size), *in = xmalloc(size);
+	uint8_t *out = xmalloc(size), *in = xmalloc(size + 1);
 	size_t sent = 0, got = 0;
+	bool eof = false;
 
 	for (size_t i = 0; i < size; i++)
 		out[i] = (uint8_t)(i * 31 + seed);
-	while (got < size) {
-		struct pollfd p = { fd, (short)(POLLIN | (sent < size ? POLLOUT : 0)), 0 };
+	while (half ? !eof : got < size) {
+		/* half: all is sent before anything is read, so the way back is full */
+		short want = half && sent < size ? 0 : POLLIN;
+		struct pollfd p = { fd, (short)(want | (sent < size ? POLLOUT : 0)), 0 };
 		ssize_t n;
 
 		assert_true(poll(&p, 1, 20000) > 0);
@@ -194,14 +198,21 @@ static void echo_check(int fd, size_t size, unsigned seed)
 				 MSG_DONTWAIT);
 			if (n > 0)
 				sent += (size_t)n;
+			if (half && sent == size) {
+				assert_int_equal(shutdown(fd, SHUT_WR), 0);
+				/* a slow reader: the window fills, and the upstream is done */
+				usleep(300000);
+			}
 		}
-		if (p.revents & POLLIN) {
-			n = recv(fd, in + got, size - got, MSG_DONTWAIT);
-			assert_true(n > 0 || (n < 0 && errno == EAGAIN));
+		if ((p.revents & (POLLIN | POLLHUP)) && want) {
+			n = recv(fd, in + got, size + 1 - got, MSG_DONTWAIT);
+			assert_true(n >= 0 || errno == EAGAIN);
 			if (n > 0)
 				got += (size_t)n;
+			eof = n == 0;
 		}
 	}
+	assert_int_equal(got, size);
 	assert_memory_equal(in, out, size);
 	free(in);
 	free(out);
@@ -217,16 +228,29 @@ static void test_relay(void **state)
 	pair_start(&p);
 	/* 4 MiB: sixteen windows, so credit must flow */
 	fds[0] = dial(&p.guest);
-	echo_check(fds[0], 4 << 20, 1);
+	echo_check(fds[0], 4 << 20, 1, false);
 	/* half-close: the client's end of file reaches the echo, whose close comes back */
 	assert_int_equal(shutdown(fds[0], SHUT_WR), 0);
 	assert_int_equal(read(fds[0], &c, 1), 0);
 	close(fds[0]);
+	/* half-closed early, with more than a window still to come back: the upstream's end
+	 * of file (a hang-up once the write side is shut) must not cut what is unread (the
+	 * tunnel once read 0 bytes into a full window and took it for the end) */
+	for (size_t k = 0; k < 6; k++) {
+		/* sizes around the window plus what the sockets hold: the upstream's FIN has to
+		 * arrive while the window is full, which one of them makes likely */
+		fds[0] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		assert_int_equal(
+			setsockopt(fds[0], SOL_SOCKET, SO_RCVBUF, &(int){ 4096 }, sizeof(int)), 0);
+		assert_int_equal(connect(fds[0], (struct sockaddr *)&p.guest, sizeof(p.guest)), 0);
+		echo_check(fds[0], (280 + 20 * k) << 10, (unsigned)k, true);
+		close(fds[0]);
+	}
 	/* several at once */
 	for (int i = 0; i < 8; i++)
 		fds[i] = dial(&p.guest);
 	for (int i = 7; i >= 0; i--)
-		echo_check(fds[i], 300000 + (size_t)i, (unsigned)i);
+		echo_check(fds[i], 300000 + (size_t)i, (unsigned)i, false);
 	for (int i = 0; i < 8; i++)
 		close(fds[i]);
 	pair_stop(&p);

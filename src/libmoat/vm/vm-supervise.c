@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "strv.h"
@@ -72,6 +73,12 @@ static struct moat_msg_start start_message(const struct moat_vm_session *s)
 {
 	struct moat_msg_start m = s->start;
 
+	struct timespec now;
+
+	if (clock_gettime(CLOCK_REALTIME, &now) == 0 && now.tv_sec > 0) {
+		m.has_realtime = true;
+		m.realtime_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	}
 	m.mounts = xcalloc(m.n_mounts + 1, sizeof(*m.mounts));
 	memcpy(m.mounts, s->start.mounts, m.n_mounts * sizeof(*m.mounts));
 	for (size_t k = 0; k < s->n_workload; k++) {
