@@ -396,6 +396,18 @@ static void test_qemu_argv(void **state)
 	assert_true(argv_has(
 		argv, "-fsdev",
 		"local,id=root,path=/root,,fs,security_model=none,multidevs=remap,readonly=on"));
+	assert_false(argv_has(argv, "-device", "virtserialport,chardev=egress,name=moat.egress"));
+	assert_true(argv_has(argv, "-device", "virtio-serial-device,max_ports=2"));
+	moat_vm_argv_free(argv);
+	/* egress: a third port on the inherited fd 4, and the agent told to expect it */
+	l.egress = true;
+	argv = moat_vm_qemu_argv(&l);
+	assert_true(argv_has(argv, "-device", "virtio-serial-device,max_ports=3"));
+	assert_true(argv_has(argv, "-chardev", "socket,id=egress,fd=4"));
+	assert_true(argv_has(argv, "-device", "virtserialport,chardev=egress,name=moat.egress"));
+	for (size_t i = 0; argv[i] != NULL; i++)
+		if (strcmp(argv[i], "-append") == 0)
+			assert_non_null(strstr(argv[i + 1], " moat.egress=1"));
 	moat_vm_argv_free(argv);
 }
 
