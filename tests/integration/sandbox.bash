@@ -259,6 +259,7 @@ egress_upstream() {
 	retry bash -c "exec 9<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null
 	# (busybox wget -T crashes, on the host too: no -T here)
 	# the upstream is on the host's loopback: a rule must say +loopback to reach it
+	# shellcheck disable=SC2034 # for the tests that load this file
 	EGRESS=(--allow "up.test:$PORT+loopback" --resolve up.test=127.0.0.1)
 }
 
@@ -278,6 +279,7 @@ egress_tls_upstream() {
 	local cert=$TEST_DIR/tls
 	command -v openssl >/dev/null || skip "openssl is not installed"
 	TLS_PORT=$((PORT + 2))
+	# shellcheck disable=SC2034 # for the tests that load this file
 	PY_ROOT=$(bash "$BATS_TEST_DIRNAME/../../contrib/sandbox/mkrootfs-python.sh" 2>"$TEST_DIR/mkrootfs.log" | tail -n 1) ||
 		fail "the python rootfs: $(tail -3 "$TEST_DIR/mkrootfs.log")"
 	mkdir -p "$cert"
