@@ -278,6 +278,70 @@ static const struct field resources_fields[] = {
 static const struct object resources_object = { sizeof(struct moat_proto_resources), FIELDS(resources_fields), check_resources };
 /* clang-format on */
 
+static int check_ip_prefix(size_t bytes, uint8_t prefix, const char *path, const char *name,
+			   moat_error *err)
+{
+	char fpath[160];
+
+	join_path(fpath, sizeof(fpath), path, name, -1);
+	if (bytes != 4 && bytes != 16)
+		return fail(err, fpath, "an address of %zu bytes (4 or 16)", bytes);
+	if (prefix > bytes * 8)
+		return fail(err, fpath, "a prefix of %u bits for a %zu-byte address", prefix,
+			    bytes);
+	return 0;
+}
+
+static int check_ifaddr(const void *obj, const char *path, moat_error *err)
+{
+	const struct moat_proto_ifaddr *a = obj;
+
+	return check_ip_prefix(a->address_len, a->prefix, path, "address", err);
+}
+
+static int check_route(const void *obj, const char *path, moat_error *err)
+{
+	const struct moat_proto_route *r = obj;
+	char fpath[160];
+
+	if (check_ip_prefix(r->dst_bytes, r->dst_len, path, "dst", err) < 0)
+		return -EBADMSG;
+	join_path(fpath, sizeof(fpath), path, "gateway", -1);
+	if (r->gateway != NULL && r->gateway_len != r->dst_bytes)
+		return fail(err, fpath, "%zu bytes for a %zu-byte dst", r->gateway_len,
+			    r->dst_bytes);
+	return 0;
+}
+
+/* clang-format off */
+#define A(member) OFF(struct moat_proto_ifaddr, member)
+static const struct field ifaddr_fields[] = {
+	{ 1, K_BYTES, F_REQUIRED, 0, "address", A(address), A(address_len), NO_OFF, 4, 16, 0, NULL },
+	{ 2, K_U8, F_REQUIRED, 0, "prefix", A(prefix), NO_OFF, NO_OFF, 0, 128, 0, NULL },
+};
+#undef A
+static const struct object ifaddr_object = { sizeof(struct moat_proto_ifaddr), FIELDS(ifaddr_fields), check_ifaddr };
+#define RT(member) OFF(struct moat_proto_route, member)
+static const struct field route_fields[] = {
+	{ 1, K_BYTES, F_REQUIRED, 0, "dst", RT(dst), RT(dst_bytes), NO_OFF, 4, 16, 0, NULL },
+	{ 2, K_U8, F_REQUIRED, 0, "dst_len", RT(dst_len), NO_OFF, NO_OFF, 0, 128, 0, NULL },
+	{ 3, K_BYTES, 0, 0, "gateway", RT(gateway), RT(gateway_len), NO_OFF, 4, 16, 0, NULL },
+	{ 4, K_U32, 0, 0, "priority", RT(priority), NO_OFF, RT(has_priority), 0, UINT32_MAX, 0, NULL },
+};
+#undef RT
+static const struct object route_object = { sizeof(struct moat_proto_route), FIELDS(route_fields), check_route };
+#define I(member) OFF(struct moat_proto_interface, member)
+static const struct field interface_fields[] = {
+	{ 1, K_STR, F_REQUIRED, S_TEXT, "name", I(name), NO_OFF, NO_OFF, 1, MOAT_PROTO_MAX_IFNAME, 0, NULL },
+	{ 2, K_BYTES, F_REQUIRED, 0, "mac", I(mac), I(mac_len), NO_OFF, 6, 6, 0, NULL },
+	{ 3, K_U32, F_REQUIRED, 0, "mtu", I(mtu), NO_OFF, NO_OFF, MOAT_PROTO_MIN_MTU, MOAT_PROTO_MAX_MTU, 0, NULL },
+	{ 4, K_OBJ, F_LIST, 0, "address", I(addresses), I(n_addresses), NO_OFF, 0, 0, MOAT_PROTO_MAX_IFADDRS, &ifaddr_object },
+	{ 5, K_OBJ, F_LIST, 0, "route", I(routes), I(n_routes), NO_OFF, 0, 0, MOAT_PROTO_MAX_ROUTES, &route_object },
+};
+#undef I
+static const struct object interface_object = { sizeof(struct moat_proto_interface), FIELDS(interface_fields), NULL };
+/* clang-format on */
+
 /* clang-format off */
 #define M(kind, member) OFF(struct moat_msg, u.kind.member)
 static const struct field start_fields[] = {
@@ -289,6 +353,7 @@ static const struct field start_fields[] = {
 	{ 6, K_U32, F_MASK, 0, "namespaces", M(start, namespaces), NO_OFF, NO_OFF, 0, MOAT_PROTO_NAMESPACES, 0, NULL },
 	{ 7, K_OBJ, 0, 0, "resources", M(start, resources), NO_OFF, M(start, has_resources), 0, 0, 0, &resources_object },
 	{ 8, K_U64, 0, 0, "realtime", M(start, realtime_ns), NO_OFF, M(start, has_realtime), 1, UINT64_MAX, 0, NULL },
+	{ 9, K_OBJ, F_LIST, 0, "interface", M(start, interfaces), M(start, n_interfaces), NO_OFF, 0, 0, MOAT_PROTO_MAX_INTERFACES, &interface_object },
 };
 static const struct field exec_fields[] = {
 	{ 1, K_OBJ, F_REQUIRED, 0, "process", M(exec, process), NO_OFF, NO_OFF, 0, 0, 0, &process_object },

@@ -55,6 +55,10 @@
  *              8 realtime       u64, 1..: the host's wall clock (ns since the epoch)
  *                               when it sent START; the guest has no RTC and sets
  *                               its clock to this (certificates check the date)
+ *              9 interface      object, list, at most MOAT_PROTO_MAX_INTERFACES: a
+ *                               network interface of the container's, whose traffic
+ *                               the guest's virtio-net devices carry, in order (see
+ *                               INTERFACE; docs/microvm-network.md)
  *   EXEC     (0x02, id = new process)  run one more process in the rootfs.
  *              1 process        object, required
  *              2 winsize        object: initial terminal size
@@ -124,6 +128,21 @@
  *                                  MOAT_PROTO_MAX_CPU_PERIOD; only with a quota;
  *                                  absent: MOAT_PROTO_DEFAULT_CPU_PERIOD
  *                    each absent: no limit
+ * INTERFACE (object) 1 name     text, 1..MOAT_PROTO_MAX_IFNAME, required: the guest's
+ *                               device is renamed to it
+ *                    2 mac      bytes, exactly 6, required
+ *                    3 mtu      u32, MOAT_PROTO_MIN_MTU..MOAT_PROTO_MAX_MTU, required
+ *                    4 address  object, list, at most MOAT_PROTO_MAX_IFADDRS
+ *                               (see IFADDR)
+ *                    5 route    object, list, at most MOAT_PROTO_MAX_ROUTES, added
+ *                               after the addresses (see ROUTE)
+ * IFADDR (object)   1 address   bytes, 4 (IPv4) or 16 (IPv6), required
+ *                   2 prefix    u8, at most 32 or 128, required
+ * ROUTE (object)    1 dst       bytes, 4 or 16, required (0.0.0.0 with length 0:
+ *                               the default route)
+ *                   2 dst_len   u8, at most 32 or 128, required
+ *                   3 gateway   bytes, as long as dst
+ *                   4 priority  u32 (the metric)
  * MOUNT (object)    1 type    string, required (a filesystem, "bind", or
  *                             MOAT_PROTO_SHARE_MOUNT: a bind the host made at
  *                             dest, which the guest must see there, over any
@@ -201,6 +220,16 @@ enum {
 	MOAT_PROTO_MAX_MOUNT_DATA = 4095,
 	/* Far above the mounts of any real config (a few dozen). */
 	MOAT_PROTO_MAX_MOUNTS = 512,
+	/* A container with more NICs than a microvm has virtio-mmio slots to spare is not
+	 * one moat serves; addresses and routes per interface far above real configs. */
+	MOAT_PROTO_MAX_INTERFACES = 8,
+	MOAT_PROTO_MAX_IFADDRS = 32,
+	MOAT_PROTO_MAX_ROUTES = 64,
+	/* IFNAMSIZ without its NUL. */
+	MOAT_PROTO_MAX_IFNAME = 15,
+	/* IPv4's minimum (RFC 791) and what a virtio-net device takes. */
+	MOAT_PROTO_MIN_MTU = 68,
+	MOAT_PROTO_MAX_MTU = 65535,
 	/* NGROUPS_MAX: setgroups refuses more. */
 	MOAT_PROTO_MAX_GROUPS = 65536,
 	/* RLIM_NLIMITS: one entry per resource. */
@@ -330,6 +359,33 @@ struct moat_proto_resources {
 	uint64_t cpu_period;
 };
 
+struct moat_proto_ifaddr {
+	uint8_t *address;
+	size_t address_len; /* 4 or 16 */
+	uint8_t prefix;
+};
+
+struct moat_proto_route {
+	uint8_t *dst;
+	size_t dst_bytes; /* 4 or 16 */
+	uint8_t dst_len;
+	uint8_t *gateway; /* NULL: none */
+	size_t gateway_len;
+	bool has_priority;
+	uint32_t priority;
+};
+
+struct moat_proto_interface {
+	char *name;
+	uint8_t *mac;
+	size_t mac_len; /* 6 */
+	uint32_t mtu;
+	struct moat_proto_ifaddr *addresses;
+	size_t n_addresses;
+	struct moat_proto_route *routes;
+	size_t n_routes;
+};
+
 struct moat_msg_start {
 	struct moat_proto_process process;
 	struct moat_proto_mount *mounts;
@@ -343,6 +399,8 @@ struct moat_msg_start {
 	struct moat_proto_resources resources;
 	bool has_realtime;
 	uint64_t realtime_ns; /* the host's CLOCK_REALTIME when it sent START */
+	struct moat_proto_interface *interfaces;
+	size_t n_interfaces;
 };
 
 struct moat_msg_exec {

@@ -203,6 +203,25 @@ static struct moat_proto_mount mounts[] = {
 	{ "bind", "/etc/data", "/mnt/data", 0x5000 | 1, NULL },
 };
 
+static uint8_t v4[] = { 10, 88, 0, 5 }, v4_any[4], v4_gw[] = { 10, 88, 0, 1 };
+static uint8_t v6[] = { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5 };
+static uint8_t mac[] = { 0x02, 0x42, 0xac, 0x11, 0x00, 0x05 };
+static struct moat_proto_ifaddr ifaddrs[] = { { v4, 4, 16 }, { v6, 16, 64 } };
+static struct moat_proto_route routes[] = {
+	{ .dst = v4_any, .dst_bytes = 4, .dst_len = 0, .gateway = v4_gw, .gateway_len = 4 },
+	{ .dst = v6, .dst_bytes = 16, .dst_len = 48, .has_priority = true, .priority = 1024 },
+};
+static struct moat_proto_interface interfaces[] = { {
+	.name = "eth0",
+	.mac = mac,
+	.mac_len = 6,
+	.mtu = 1500,
+	.addresses = ifaddrs,
+	.n_addresses = 2,
+	.routes = routes,
+	.n_routes = 2,
+} };
+
 static struct moat_msg full_start(void)
 {
 	struct moat_msg m = { .type = MOAT_MSG_START, .id = 1 };
@@ -240,6 +259,8 @@ static struct moat_msg full_start(void)
 	m.u.start.winsize.rows = 24;
 	m.u.start.winsize.cols = 80;
 	m.u.start.namespaces = MOAT_PROTO_NS_PID | MOAT_PROTO_NS_CGROUP;
+	m.u.start.interfaces = interfaces;
+	m.u.start.n_interfaces = MOAT_ARRAY_SIZE(interfaces);
 	m.u.start.has_resources = true;
 	m.u.start.resources = (struct moat_proto_resources){ .has_pids_limit = true,
 							     .pids_limit = 1024,
@@ -331,6 +352,18 @@ static void test_round_trip_start_full(void **state)
 	assert_int_equal(out.u.start.resources.cpu_quota, 20000);
 	assert_true(out.u.start.resources.has_cpu_period);
 	assert_int_equal(out.u.start.resources.cpu_period, 100000);
+	assert_int_equal(out.u.start.n_interfaces, 1);
+	assert_string_equal(out.u.start.interfaces[0].name, "eth0");
+	assert_memory_equal(out.u.start.interfaces[0].mac, mac, 6);
+	assert_int_equal(out.u.start.interfaces[0].mtu, 1500);
+	assert_int_equal(out.u.start.interfaces[0].n_addresses, 2);
+	assert_memory_equal(out.u.start.interfaces[0].addresses[1].address, v6, 16);
+	assert_int_equal(out.u.start.interfaces[0].addresses[1].prefix, 64);
+	assert_int_equal(out.u.start.interfaces[0].n_routes, 2);
+	assert_int_equal(out.u.start.interfaces[0].routes[0].dst_len, 0);
+	assert_memory_equal(out.u.start.interfaces[0].routes[0].gateway, v4_gw, 4);
+	assert_null(out.u.start.interfaces[0].routes[1].gateway);
+	assert_int_equal(out.u.start.interfaces[0].routes[1].priority, 1024);
 	moat_msg_clear(&out);
 }
 
@@ -1076,6 +1109,33 @@ static void test_reject_mounts_and_start(void **state)
 		     "START: resources.pids_limit: length 4, expected 8");
 	REJECT_START((w.len = 0, tlv_int(&w, 4, 10, 8), tlv_buf(&p, 7, &w)),
 		     "START: resources: unknown field tag 4");
+	/* INTERFACE: the name, the MAC, the MTU, each address and route checked */
+	{
+		struct moat_buf i = { 0 }, a = { 0 };
+
+#define IFACE(extra)                                                                             \
+	(i.len = a.len = 0, tlv_str(&i, 1, "eth0"), tlv(&i, 2, mac, 6), tlv_int(&i, 3, 1500, 4), \
+	 extra, tlv_buf(&p, 9, &i))
+		REJECT_START((i.len = 0, tlv_str(&i, 1, "a-name-too-long-x"), tlv(&i, 2, mac, 6),
+			      tlv_int(&i, 3, 1500, 4), tlv_buf(&p, 9, &i)),
+			     "START: interface[0].name: length 17 out of range 1..15");
+		REJECT_START((i.len = 0, tlv_str(&i, 1, "eth0"), tlv(&i, 2, mac, 5),
+			      tlv_int(&i, 3, 1500, 4), tlv_buf(&p, 9, &i)),
+			     "START: interface[0].mac: length 5 out of range 6..6");
+		REJECT_START((i.len = 0, tlv_str(&i, 1, "eth0"), tlv(&i, 2, mac, 6),
+			      tlv_int(&i, 3, 67, 4), tlv_buf(&p, 9, &i)),
+			     "START: interface[0].mtu: value 67 out of range 68..65535");
+		REJECT_START(IFACE((tlv(&a, 1, v4, 4), tlv_int(&a, 2, 33, 1), tlv_buf(&i, 4, &a))),
+			     "START: interface[0].address[0].address: a prefix of 33 bits");
+		REJECT_START(IFACE((tlv(&a, 1, v6, 8), tlv_int(&a, 2, 8, 1), tlv_buf(&i, 4, &a))),
+			     "START: interface[0].address[0].address: an address of 8 bytes");
+		REJECT_START(IFACE((tlv(&a, 1, v4, 4), tlv_int(&a, 2, 0, 1), tlv(&a, 3, v6, 16),
+				    tlv_buf(&i, 5, &a))),
+			     "START: interface[0].route[0].gateway: 16 bytes for a 4-byte dst");
+#undef IFACE
+		moat_buf_free(&i);
+		moat_buf_free(&a);
+	}
 	/* The process object, cut inside: its own length is in bounds, its fields are not. */
 	{
 		struct moat_buf proc = { 0 }, payload = { 0 };
