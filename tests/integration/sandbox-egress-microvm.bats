@@ -27,10 +27,6 @@ teardown() {
 	assert_no_residue 10
 }
 
-conn() {
-	r ".network.connections[$1]$2"
-}
-
 @test "egress microvm: an allowed name is reached through the tunnel; what is not allowed is refused with its rule" {
 	sandbox_run "${EGRESS[@]}" --allow "meta.test:$PORT" --resolve meta.test=169.254.169.254 \
 		--allow "near.test:$PORT" --resolve near.test=127.0.0.1 -- sh -c '
@@ -87,51 +83,14 @@ while True:
 }
 
 @test "egress microvm: a raw connection, a UDP packet to port 53 and a lookup all fail; the guest has only lo" {
-	sandbox_run "${EGRESS[@]}" -- sh -c 'nc -w 2 127.0.0.1 '"$PORT"' </dev/null; echo tcp=$?;
-		nc -w 2 up.test '"$PORT"' </dev/null 2>/dev/null; echo name=$?;
-		echo x | nc -u -w 1 10.0.0.1 53 2>/dev/null; echo udp=$?;
-		nslookup up.test >/dev/null 2>&1; echo dns=$?;
-		ls /sys/class/net'
-	assert_equal "$(r .stdout.text)" $'tcp=1\nname=1\nudp=1\ndns=1\nlo'
-	assert_equal "$(r '.network.connections | length')" 0
+	egress_check_no_way_around
 }
 
 @test "egress microvm: Python's urllib reaches an allowed name over HTTP and over TLS through CONNECT" {
-	egress_tls_upstream
-	run --separate-stderr timeout -k 10 "$MOAT_CMD_TIMEOUT" "$MOAT_BINARY" sandbox run --rootfs "$PY_ROOT" \
-		"${SANDBOX_ARGS[@]}" --result "$TEST_DIR/result.json" "${EGRESS[@]}" \
-		--allow "tls.test:$TLS_PORT+loopback" --resolve tls.test=127.0.0.1 \
-		--copy-in "$TEST_DIR/get.py:get.py" --copy-in "$TEST_DIR/tls/cert.pem:cert.pem" -- \
-		python3 get.py "http://up.test:$PORT/index.html" "https://tls.test:$TLS_PORT/secure"
-	RESULT=$TEST_DIR/result.json
-	validate_result "$RESULT"
+	egress_check_python
 	assert_equal "$(r .isolation.mode)" microvm
-	assert_equal "$(r .stderr.text)" ""
-	assert_equal "$(r .stdout.text)" $'200 hello-upstream\n200 GET /secure HTTP/1.1'
-	assert_equal "$(r '[.network.connections[] | "\(.host):\(.port) \(.allowed)"] | join(",")')" \
-		"up.test:$PORT true,tls.test:$TLS_PORT true"
 }
 
 @test "egress microvm: a session's proxy killed mid-transfer ends that connection, not the session; rm leaves nothing" {
-	local keeper proxy
-	sbx_create "$N" "${EGRESS[@]}"
-	keeper=$(sbx_info "$N" | jq -r .keeper_pid)
-	proxy=$(pgrep -P "$keeper" -u nobody | head -1)
-	[[ -n $proxy ]] || fail "no proxy process under the keeper $keeper"
-	# (in /tmp: the 9p share makes no FIFO)
-	sbx_exec_bg "$N" -- sh -c 'cd /tmp; mkfifo f; nc 127.0.0.1 3128 <f >/dev/null & n=$!; exec 3>f;
-		printf "CONNECT up.test:'"$PORT"' HTTP/1.1\r\n\r\n" >&3; wait $n; echo ended'
-	retry bash -c "pgrep -P $proxy >/dev/null"
-	kill -KILL "$proxy"
-	retry bash -c "! kill -0 $(cat "$TEST_DIR/bg.pid") 2>/dev/null"
-	RESULT=$TEST_DIR/bg.json
-	assert_equal "$(r .stdout.text)" ended
-	assert_equal "$(r .exit.reason)" exited
-	# the keeper started a proxy again before the next command, and the tunnel still runs
-	sbx_exec "$N" -- wget -q -O - "http://up.test:$PORT/index.html"
-	assert_equal "$status" 0
-	assert_equal "$(r .stdout.text)" hello-upstream
-	assert_equal "$(r .isolation.mode)" microvm
-	sbx_ok rm "$N"
-	retry bash -c "! pgrep -u nobody -f 'sandbox create' >/dev/null"
+	egress_check_proxy_killed "$N"
 }

@@ -21,11 +21,6 @@ teardown() {
 	assert_no_residue 10
 }
 
-# conn N JQ: member JQ of the result's connection N
-conn() {
-	r ".network.connections[$1]$2"
-}
-
 @test "egress: without --allow, no proxy, no resolver, no route: nothing leaves" {
 	sandbox_run -- sh -c 'env | grep -ci proxy; wget -q -O - http://127.0.0.1:'"$PORT"'/ ||
 		echo wget failed; nslookup example.com >/dev/null 2>&1; echo dns=$?; ip -o link | cut -d: -f2'
@@ -79,39 +74,11 @@ conn() {
 }
 
 @test "egress: a raw connection, a UDP packet to port 53 and a lookup all fail inside" {
-	sandbox_run "${EGRESS[@]}" -- sh -c 'nc -w 2 127.0.0.1 '"$PORT"' </dev/null; echo tcp=$?;
-		nc -w 2 up.test '"$PORT"' </dev/null 2>/dev/null; echo name=$?;
-		echo x | nc -u -w 1 10.0.0.1 53 2>/dev/null; echo udp=$?;
-		nslookup up.test >/dev/null 2>&1; echo dns=$?'
-	assert_equal "$(r .stdout.text)" $'tcp=1\nname=1\nudp=1\ndns=1'
-	assert_equal "$(r '.network.connections | length')" 0
+	egress_check_no_way_around
 }
 
 @test "egress: a session's proxy killed mid-transfer ends that connection, not the session; the next command has one again" {
-	local keeper proxy
-	sbx_create "$N" "${EGRESS[@]}"
-	keeper=$(sbx_info "$N" | jq -r .keeper_pid)
-	proxy=$(pgrep -P "$keeper" -u nobody | head -1)
-	[[ -n $proxy ]] || fail "no proxy process under the keeper $keeper"
-	# a tunnel held open (nc's stdin is a FIFO the shell keeps open): only the proxy's end
-	# can end it
-	sbx_exec_bg "$N" -- sh -c 'mkfifo f; nc 127.0.0.1 3128 <f >/dev/null & n=$!; exec 3>f;
-		printf "CONNECT up.test:'"$PORT"' HTTP/1.1\r\n\r\n" >&3; wait $n; echo ended'
-	retry bash -c "pgrep -P $proxy >/dev/null"
-	kill -KILL "$proxy"
-	retry bash -c "! kill -0 $(cat "$TEST_DIR/bg.pid") 2>/dev/null"
-	RESULT=$TEST_DIR/bg.json
-	assert_equal "$(r .stdout.text)" ended
-	assert_equal "$(r .exit.reason)" exited
-	sbx_exec "$N" -- echo alive
-	assert_equal "$status" 0
-	assert_equal "$(r .stdout.text)" alive
-	# the keeper started a proxy again before that command: the way out is back
-	[[ -n $(pgrep -P "$keeper" -u nobody) ]] || fail "no proxy under the keeper again"
-	sbx_exec "$N" -- wget -q -O - "http://up.test:$PORT/index.html"
-	assert_equal "$(r .stdout.text)" hello-upstream
-	sbx_ok rm "$N"
-	retry bash -c "! pgrep -u nobody -f 'sandbox create' >/dev/null"
+	egress_check_proxy_killed "$N"
 }
 
 @test "egress: bad rules are one-line errors naming --allow" {
@@ -150,18 +117,7 @@ conn() {
 }
 
 @test "egress: Python's urllib inside reaches an allowed name over HTTP and over TLS through CONNECT" {
-	egress_tls_upstream
-	run --separate-stderr timeout -k 10 "$MOAT_CMD_TIMEOUT" "$MOAT_BINARY" sandbox run --rootfs "$PY_ROOT" \
-		--result "$TEST_DIR/result.json" "${EGRESS[@]}" --allow "tls.test:$TLS_PORT+loopback" \
-		--resolve tls.test=127.0.0.1 --copy-in "$TEST_DIR/get.py:get.py" \
-		--copy-in "$TEST_DIR/tls/cert.pem:cert.pem" -- \
-		python3 get.py "http://up.test:$PORT/index.html" "https://tls.test:$TLS_PORT/secure"
-	RESULT=$TEST_DIR/result.json
-	validate_result "$RESULT"
-	assert_equal "$(r .stderr.text)" ""
-	assert_equal "$(r .stdout.text)" $'200 hello-upstream\n200 GET /secure HTTP/1.1'
-	assert_equal "$(r '[.network.connections[] | "\(.host):\(.port) \(.allowed)"] | join(",")')" \
-		"up.test:$PORT true,tls.test:$TLS_PORT true"
+	egress_check_python
 }
 
 @test "egress: a container's moat.egress.allow annotation: its proxy, its log in the state, gone with it" {

@@ -297,3 +297,70 @@ egress_tls_upstream() {
 		        print(r.status, r.read().decode().splitlines()[0])
 	PY
 }
+
+# conn N JQ: member JQ of the result's connection N
+conn() {
+	r ".network.connections[$1]$2"
+}
+
+# egress_check_no_way_around: with rules, a raw connection to the upstream's address or
+# name, a UDP packet to port 53 and a lookup all fail inside, and only lo exists; nothing
+# of it reaches the proxy's log.
+egress_check_no_way_around() {
+	# shellcheck disable=SC2016 # $? is the sandbox shell's
+	sandbox_run "${EGRESS[@]}" -- sh -c 'nc -w 2 127.0.0.1 '"$PORT"' </dev/null; echo tcp=$?;
+		nc -w 2 up.test '"$PORT"' </dev/null 2>/dev/null; echo name=$?;
+		echo x | nc -u -w 1 10.0.0.1 53 2>/dev/null; echo udp=$?;
+		nslookup up.test >/dev/null 2>&1; echo dns=$?;
+		ls /sys/class/net'
+	assert_equal "$(r .stdout.text)" $'tcp=1\nname=1\nudp=1\ndns=1\nlo'
+	assert_equal "$(r '.network.connections | length')" 0
+}
+
+# egress_check_proxy_killed NAME: session NAME's proxy killed while a connection is open
+# ends that connection, not the session; the keeper starts a proxy again before the next
+# command, which reaches the upstream; rm leaves no proxy.
+egress_check_proxy_killed() {
+	local name=$1 keeper proxy
+	sbx_create "$name" "${EGRESS[@]}"
+	keeper=$(sbx_info "$name" | jq -r .keeper_pid)
+	proxy=$(pgrep -P "$keeper" -u nobody | head -1)
+	[[ -n $proxy ]] || fail "no proxy process under the keeper $keeper"
+	# a tunnel held open (nc's stdin is a FIFO the shell keeps open, in /dev/shm: a
+	# microVM's 9p share, /tmp included, makes no FIFO): only the proxy's end can end it
+	# shellcheck disable=SC2016 # $n is the sandbox shell's
+	sbx_exec_bg "$name" -- sh -c 'cd /dev/shm; mkfifo f; nc 127.0.0.1 3128 <f >/dev/null & n=$!; exec 3>f;
+		printf "CONNECT up.test:'"$PORT"' HTTP/1.1\r\n\r\n" >&3; wait $n; echo ended'
+	retry bash -c "pgrep -P $proxy >/dev/null"
+	kill -KILL "$proxy"
+	retry bash -c "! kill -0 $(cat "$TEST_DIR/bg.pid") 2>/dev/null"
+	RESULT=$TEST_DIR/bg.json
+	assert_equal "$(r .stdout.text)" ended
+	assert_equal "$(r .stderr.text)" ""
+	assert_equal "$(r .exit.reason)" exited
+	sbx_exec "$name" -- echo alive
+	assert_equal "$status" 0
+	assert_equal "$(r .stdout.text)" alive
+	[[ -n $(pgrep -P "$keeper" -u nobody) ]] || fail "no proxy under the keeper again"
+	sbx_exec "$name" -- wget -q -O - "http://up.test:$PORT/index.html"
+	assert_equal "$(r .stdout.text)" hello-upstream
+	sbx_ok rm "$name"
+	retry bash -c "! pgrep -u nobody -f 'sandbox create' >/dev/null"
+}
+
+# egress_check_python: Python's urllib inside (the Python rootfs, with SANDBOX_ARGS) reaches
+# an allowed name over HTTP and, through CONNECT, over TLS.
+egress_check_python() {
+	egress_tls_upstream
+	run --separate-stderr timeout -k 10 "$MOAT_CMD_TIMEOUT" "$MOAT_BINARY" sandbox run --rootfs "$PY_ROOT" \
+		"${SANDBOX_ARGS[@]}" --result "$TEST_DIR/result.json" "${EGRESS[@]}" \
+		--allow "tls.test:$TLS_PORT+loopback" --resolve tls.test=127.0.0.1 \
+		--copy-in "$TEST_DIR/get.py:get.py" --copy-in "$TEST_DIR/tls/cert.pem:cert.pem" -- \
+		python3 get.py "http://up.test:$PORT/index.html" "https://tls.test:$TLS_PORT/secure"
+	RESULT=$TEST_DIR/result.json
+	validate_result "$RESULT"
+	assert_equal "$(r .stderr.text)" ""
+	assert_equal "$(r .stdout.text)" $'200 hello-upstream\n200 GET /secure HTTP/1.1'
+	assert_equal "$(r '[.network.connections[] | "\(.host):\(.port) \(.allowed)"] | join(",")')" \
+		"up.test:$PORT true,tls.test:$TLS_PORT true"
+}
