@@ -254,6 +254,12 @@ static void on_start(struct agent *a, struct moat_msg *m)
 		if (clock_settime(CLOCK_REALTIME, &t) < 0)
 			agent_log("set the clock: %m");
 	}
+	if (agent_net_setup(&m->u.start, &err) < 0) {
+		agent_send_error(a, m->id, err.code, "START: %s", err.msg);
+		moat_error_clear(&err);
+		workload_ended(a, 127);
+		return;
+	}
 	if (agent_cgroup_make(a, &m->u.start, &err) < 0) {
 		agent_send_error(a, m->id, err.code, "START: the container's cgroup: %s", err.msg);
 		moat_error_clear(&err);

@@ -17,6 +17,7 @@
  *   agent-mounts.c   rootfs, the config's mounts, /dev, switching root
  *   agent-process.c  making a process as the spec says, up to execve
  *   agent-egress.c   the egress tunnel's guest end (src/proto/tunnel.h)
+ *   agent-net.c      the container's interfaces on the guest's virtio-net devices
  *
  * The guest is the sandbox: the agent runs as root with every capability, in
  * the guest's own namespaces; the container's processes run in namespaces of
@@ -146,6 +147,8 @@ int agent_wait_for_host(int port);
 int agent_read_cap_last(void);
 /* Bring the guest's lo up; a failure goes to cfg->error. */
 void agent_loopback_up(struct agent_config *cfg);
+/* agent-net.c: START's interfaces given to the guest's virtio-net devices. */
+int agent_net_setup(const struct moat_msg_start *s, moat_error *err);
 /* agent-egress.c: with moat.egress=1, the tunnel's process; a failure goes to cfg->error. */
 void agent_egress_start(struct agent_config *cfg);
 /* How the guest will end; refuses moat.debugexit without port access. */

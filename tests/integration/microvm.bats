@@ -286,17 +286,6 @@ got-TERM"
 	assert_output "$(uname -r)"
 }
 
-@test "microvm: a network namespace with interfaces besides lo is refused: no guest networking yet" {
-	touch "$TEST_DIR/netns"
-	unshare --net="$TEST_DIR/netns" ip link add veth0 type veth peer name veth1
-	cfg_set '.linux.namespaces |= map(if .type == "network" then .path = $p else . end)' --arg p "$TEST_DIR/netns"
-	cfg_args true
-	run_moat run --bundle "$BUNDLE" "$CID"
-	umount "$TEST_DIR/netns"
-	assert_moat_error 'microvm: the network namespace has interface veth[01]; networking into the guest is not supported yet'
-	assert_no_residue "$CID"
-}
-
 # Issue 14 (1): the kernel leaves lo down in a new network namespace, the guest's too; the
 # agent brings it up at boot, as runc does in a container's.
 @test "microvm: the guest's lo is up: a TCP listener on 127.0.0.1 is reached from the guest" {

@@ -314,12 +314,15 @@ static struct oci_string_map *shown_annotations(const struct build *b, bool with
 	struct oci_string_map *m = moat_state_annotations(
 		cfg->annotations, moat_isolation_name(b->isolation.isolation),
 		b->vm ? moat_vm_accel_name(b->vm->vm.accel) : NULL, changes);
+	_cleanup_free_ char *net = b->vm && b->vm->net.n ? moat_vm_net_describe(&b->vm->net) : NULL;
 	_cleanup_free_ char *note =
 		with_policy && b->cg ? moat_state_cgroup_ignored_note(moat_cgroup_ignored(b->cg))
 				     : NULL;
 
 	if (note != NULL)
 		oci_string_map_set(&m, MOAT_CGROUP_IGNORED_ANNOTATION, note);
+	if (net != NULL)
+		oci_string_map_set(&m, MOAT_VM_NETWORK_ANNOTATION, net);
 	return m;
 }
 
@@ -676,6 +679,32 @@ static void build_free(struct build *b)
 	free(b->rootfs);
 }
 
+/* The network namespace the config joins by path, or NULL. */
+static const char *joined_netns(const struct oci_config *cfg)
+{
+	const struct oci_linux *lx = cfg->linux;
+
+	for (size_t i = 0; lx != NULL && i < lx->namespaces_len; i++)
+		if (strcmp(lx->namespaces[i]->type, "network") == 0 && lx->namespaces[i]->path &&
+		    lx->namespaces[i]->path[0] != '\0')
+			return lx->namespaces[i]->path;
+	return NULL;
+}
+
+/* microVM mode: the interfaces of the network namespace the config joins go into the guest
+ * (vm-net.h), recorded in the state to come back at delete. */
+static int take_network(struct build *b, moat_error *err)
+{
+	const char *path = joined_netns(b->user_cfg ? b->user_cfg : b->cfg);
+
+	if (path == NULL)
+		return 0;
+	if (moat_vm_net_take(path, b->dirfd, &b->vm->net, err) < 0)
+		return moat_error_ret(err);
+	moat_vm_net_start(&b->vm->net, &b->vm->start);
+	return 0;
+}
+
 /* create's phases: first what only reads (the config, the policy, the checks), then what
  * makes; a failure leaves what was made so far for undo(). */
 static int build(struct build *b, moat_error *err)
@@ -691,7 +720,7 @@ static int build(struct build *b, moat_error *err)
 	b->made_dir = true;
 	if (b->auto_userns && !b->joined_userns && lend_host_ids(b, err) < 0)
 		return moat_error_ret(err);
-	if (b->vm != NULL && make_jail(b, err) < 0)
+	if (b->vm != NULL && (make_jail(b, err) < 0 || take_network(b, err) < 0))
 		return moat_error_ret(err);
 	if (make_fifo(b, err) < 0 || make_cgroup(b, err) < 0 || spawn(b, err) < 0)
 		return moat_error_ret(err);

@@ -13,6 +13,7 @@
 #include "oci-config.h"
 #include "syscall-filter.h"
 #include "userns-pool.h"
+#include "vm-net.h"
 #include "utils.h"
 
 #define S struct moat_state
@@ -163,12 +164,25 @@ static void return_host_ids(int rootfd, const char *root, const char *id)
 	moat_idpool_return(path, dirfd);
 }
 
+/* A microVM's interfaces get their addresses back with the state (vm-net.h). */
+static int give_back_network(int rootfd, const char *id, moat_error *err)
+{
+	_cleanup_close_ int dirfd =
+		openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (dirfd < 0)
+		return 0;
+	return moat_vm_net_give_back(dirfd, err);
+}
+
 int moat_state_dir_remove(const char *root, const char *id, moat_error *err)
 {
 	_cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
 	if (rootfd < 0)
 		return moat_error_set(err, errno, "open '%s'", root);
+	if (give_back_network(rootfd, id, err) < 0)
+		return moat_error_prefix(err, "delete '%s'", id);
 	return_host_ids(rootfd, root, id);
 	if (remove_tree_at(rootfd, id, err) < 0)
 		return moat_error_prefix(err, "remove state of '%s'", id);

@@ -191,7 +191,7 @@ static int build_container(const struct moat_init_args *a, int *idmapped, struct
 
 	if (a->ns->create[MOAT_NS_CGROUP] && unshare(CLONE_NEWCGROUP) < 0)
 		return moat_error_set(err, errno, "create the cgroup namespace");
-	if (a->vm != NULL && moat_vm_check_network(err) < 0)
+	if (a->vm != NULL && moat_vm_check_network(a->vm, err) < 0)
 		return moat_error_ret(err);
 	if (setsid() < 0)
 		return moat_error_set(err, errno, "setsid");

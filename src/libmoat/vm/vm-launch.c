@@ -145,6 +145,21 @@ static void add_ports(struct argv_builder *b, const struct moat_vm_launch *l)
 	add(b, "virtserialport,chardev=egress,name=" MOAT_TUNNEL_PORT_NAME);
 }
 
+/* A virtio-net device per tap, on virtio-mmio like everything else, with the interface's
+ * MAC. */
+static void add_nics(struct argv_builder *b, const struct moat_vm_launch *l)
+{
+	for (size_t i = 0; i < l->n_nics; i++) {
+		const uint8_t *m = l->nic_macs[i];
+
+		add(b, "-netdev");
+		addf(b, "tap,id=net%zu,fd=%d", i, MOAT_VM_QEMU_NIC_FD(i));
+		add(b, "-device");
+		addf(b, "virtio-net-device,netdev=net%zu,mac=%02x:%02x:%02x:%02x:%02x:%02x", i,
+		     m[0], m[1], m[2], m[3], m[4], m[5]);
+	}
+}
+
 /* The root, tag moatroot: rootfs over 9p, or virtiofsd's share over virtio-fs. */
 static void add_share(struct argv_builder *b, const struct moat_vm_launch *l)
 {
@@ -179,6 +194,7 @@ char **moat_vm_qemu_argv(const struct moat_vm_launch *l)
 	add_machine(&b, l);
 	add_kernel(&b, l);
 	add_ports(&b, l);
+	add_nics(&b, l);
 	add_share(&b, l);
 	return b.v;
 }
@@ -188,10 +204,21 @@ void moat_vm_argv_free(char **argv)
 	strv_free(argv);
 }
 
+#define FIXED_END MOAT_VM_QEMU_NIC_FD(MOAT_VM_MAX_NICS)
+
 /* fd, moved above every number QEMU finds something at (-1 stays -1). */
 static int above_fixed(int fd)
 {
-	return fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, MOAT_VM_QEMU_EGRESS_FD + 1);
+	return fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, FIXED_END);
+}
+
+/* The taps at their numbers (taps[i] already above them all). */
+static int place_nics(const struct moat_vm_launch *l, const int *taps)
+{
+	for (size_t i = 0; i < l->n_nics; i++)
+		if (taps[i] < 0 || dup2(taps[i], MOAT_VM_QEMU_NIC_FD(i)) < 0)
+			return -1;
+	return 0;
 }
 
 /* In the child: the agent's (and the egress tunnel's) socket at their numbers, nothing
@@ -200,16 +227,22 @@ static _Noreturn void child_exec(const struct moat_vm_launch *l, char **argv, in
 {
 	int qemu_fd = above_fixed(l->qemu_fd), agent_fd = above_fixed(l->agent_fd);
 	int egress_fd = l->egress ? above_fixed(l->egress_fd) : -1;
-	int child_errno;
+	int child_errno, taps[MOAT_VM_MAX_NICS];
 
+	if (l->n_nics > MOAT_VM_MAX_NICS)
+		_exit(127);
+	for (size_t i = 0; i < l->n_nics; i++)
+		taps[i] = above_fixed(l->nic_fds[i]);
 	err_fd = above_fixed(err_fd);
 	if ((l->qemu_fd >= 0 && qemu_fd < 0) || agent_fd < 0 || err_fd < 0 ||
 	    (l->egress && egress_fd < 0) || dup2(agent_fd, MOAT_VM_QEMU_AGENT_FD) < 0 ||
-	    (l->egress && dup2(egress_fd, MOAT_VM_QEMU_EGRESS_FD) < 0))
+	    (l->egress && dup2(egress_fd, MOAT_VM_QEMU_EGRESS_FD) < 0) || place_nics(l, taps) < 0)
 		_exit(127);
-	close_range(MOAT_VM_QEMU_EGRESS_FD + 1, ~0U, CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC);
 	if (!l->egress)
 		close(MOAT_VM_QEMU_EGRESS_FD);
+	if (MOAT_VM_QEMU_NIC_FD(l->n_nics) < FIXED_END)
+		close_range((unsigned)MOAT_VM_QEMU_NIC_FD(l->n_nics), FIXED_END - 1, 0);
+	close_range(FIXED_END, ~0U, CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC);
 	exec_qemu(l, qemu_fd, argv);
 	child_errno = errno;
 	write_all(err_fd, &child_errno, sizeof(child_errno));

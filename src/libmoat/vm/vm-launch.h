@@ -33,6 +33,10 @@ struct moat_vm_launch {
 	int agent_fd; /* QEMU's end of the agent's socket */
 	bool egress;   /* a second port, moat.egress (src/proto/tunnel.h), on egress_fd */
 	int egress_fd; /* QEMU's end of the egress tunnel's socket */
+	/* virtio-net devices (docs/microvm-network.md): a tap fd and its MAC each */
+	size_t n_nics;
+	const int *nic_fds;
+	const uint8_t (*nic_macs)[6];
 	/* For the agent's developer check; moat's own VMs leave them zero. */
 	const char *virtiofs_socket; /* share the root through virtio-fs, served by the
 				      * virtiofsd listening on this socket, instead of rootfs
@@ -47,6 +51,9 @@ struct moat_vm_launch {
 #define MOAT_VM_QEMU_AGENT_FD 3
 /* And the egress tunnel's, when the VM has one. */
 #define MOAT_VM_QEMU_EGRESS_FD 4
+/* And tap i's. */
+#define MOAT_VM_QEMU_NIC_FD(i) (5 + (int)(i))
+#define MOAT_VM_MAX_NICS 8
 
 /* The argument vector (NULL-terminated, each string allocated) for l. */
 char **moat_vm_qemu_argv(const struct moat_vm_launch *l);

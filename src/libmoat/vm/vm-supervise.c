@@ -29,29 +29,38 @@ void moat_vm_session_free(struct moat_vm_session *s)
 		return;
 	if (s->exec_fd >= 0)
 		close(s->exec_fd);
+	moat_vm_net_start_free(&s->start);
 	moat_vm_start_free(&s->start);
+	moat_vm_net_clear(&s->net);
 	free(s->workload_index);
 	strv_free_n(s->workload_landed, s->n_workload);
 	strv_free(s->guest_dirs);
 	free(s);
 }
 
-int moat_vm_check_network(moat_error *err)
+static bool listed(char **v, const char *s)
+{
+	for (size_t i = 0; v[i] != NULL; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+int moat_vm_check_network(const struct moat_vm_session *s, moat_error *err)
 {
 	struct if_nameindex *ifs = if_nameindex(), *i;
+	_cleanup_(strv_freep) char **carried = moat_vm_net_names(&s->net);
 	int r = 0;
 
 	if (ifs == NULL)
 		return moat_error_set(err, errno, "microvm: list the network interfaces");
 	for (i = ifs; i->if_index != 0 && r == 0; i++)
-		if (strcmp(i->if_name, "lo") != 0)
-			r = moat_error_msg(
-				err, EOPNOTSUPP,
-				"microvm: the network namespace has interface %s; "
-				"networking into the guest is not supported yet (run with "
-				"a network namespace that holds only lo, e.g. "
-				"--network none)",
-				i->if_name);
+		if (strcmp(i->if_name, "lo") != 0 && !listed(carried, i->if_name))
+			r = moat_error_msg(err, EOPNOTSUPP,
+					   "microvm: interface %s came into the network namespace "
+					   "after create; the guest gets the interfaces there at "
+					   "create only",
+					   i->if_name);
 	if_freenameindex(ifs);
 	return r;
 }
@@ -91,6 +100,19 @@ static struct moat_msg_start start_message(const struct moat_vm_session *s)
 	return m;
 }
 
+/* The taps and their MACs, into fds and macs, for QEMU. */
+static void add_nics(struct moat_vm_launch *l, const struct moat_vm_net *net, int *fds,
+		     uint8_t (*macs)[6])
+{
+	l->n_nics = net->n < MOAT_VM_MAX_NICS ? net->n : MOAT_VM_MAX_NICS;
+	for (size_t i = 0; i < l->n_nics; i++) {
+		fds[i] = net->nics[i].tap_fd;
+		memcpy(macs[i], net->nics[i].link.mac, 6);
+	}
+	l->nic_fds = fds;
+	l->nic_macs = (const uint8_t(*)[6])macs;
+}
+
 int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 {
 	struct moat_msg_start start = start_message(s);
@@ -109,7 +131,8 @@ int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 				   .start = &start,
 				   .exec_fd = s->exec_fd,
 				   .boot_timeout_ms = VM_BOOT_TIMEOUT_MS };
-	int sp[2], ep[2] = { -1, -1 }, code = -1;
+	int sp[2], ep[2] = { -1, -1 }, code = -1, nic_fds[MOAT_VM_MAX_NICS];
+	uint8_t nic_macs[MOAT_VM_MAX_NICS][6];
 	pid_t tunnel;
 
 	/* QEMU runs as the same uid: it may not ptrace or read the supervisor, which holds the
@@ -126,6 +149,7 @@ int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 	}
 	l.egress = s->egress;
 	l.egress_fd = ep[1];
+	add_nics(&l, &s->net, nic_fds, nic_macs);
 	if (moat_vm_launch(&l, &r.vmm, &err) < 0)
 		goto fail;
 	close(sp[1]);

@@ -15,6 +15,7 @@
 #include "error.h"
 #include "proto.h"
 #include "rootfs.h"
+#include "vm-net.h"
 #include "vm-select.h"
 
 /* What the init needs to be the supervisor. */
@@ -30,14 +31,16 @@ struct moat_vm_session {
 	char **guest_dirs;                 /* workload.dirs's storage */
 	bool share_readonly;               /* nothing in /rootfs is writable: export it read-only */
 	bool egress; /* the guest reaches the egress proxy through a tunnel (vm-egress.h) */
+	struct moat_vm_net net; /* the container's interfaces, and their taps (vm-net.h) */
 };
 
 /* Closes exec_fd (the supervisor holds its own copy); accepts NULL. */
 void moat_vm_session_free(struct moat_vm_session *s);
 
-/* The container's network namespace holds nothing but lo: the guest gets no network yet,
- * and a container that expects one must not run without it. Run in the init. */
-int moat_vm_check_network(moat_error *err);
+/* The container's network namespace holds nothing but lo and what s->net carries into the
+ * guest: an interface that came after create would be left behind, and a container that
+ * expects it must not run without it. Run in the init. */
+int moat_vm_check_network(const struct moat_vm_session *s, moat_error *err);
 
 /* Be the supervisor: start QEMU in the jail, relay, return the workload's exit code (a
  * failure prints one line to stderr first). Run by the init once the container starts. */
