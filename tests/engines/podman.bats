@@ -170,6 +170,30 @@ check_egress() {
 	check_egress moat-vm
 }
 
+# The guest on the container's network (docs/microvm-network.md): Podman's default bridge
+# (CNI here) gives the container a veth, moat-vm carries it into the guest, and the port
+# Podman publishes (portmap's DNAT on the bridge) reaches the guest's server. Podman, its
+# bridge and its NAT rules run in a network namespace of this test's own, never in the
+# host's tables.
+@test "podman moat-vm: the default bridge network and a published port reach the guest's server" {
+	skip_unless_vm
+	local name out
+	name=$(cname web)
+	out=$(unshare --net bash -c "$(declare -f podman_in_dir)"'
+		set -e
+		ip link set lo up
+		podman_in_dir run -d --name "$1" --runtime moat-vm -p 8080:80 "$2" \
+			sh -c "mkdir -p /tmp/www && echo hello-published >/tmp/www/index.html && exec httpd -f -p 80 -h /tmp/www" >/dev/null
+		for i in $(seq 300); do
+			timeout 5 curl -sf http://10.88.0.1:8080/ && break
+			sleep 0.2
+		done
+		id=$(podman_in_dir inspect --format "{{.Id}}" "$1")
+		"$3" --root "$4" state "$id" | jq -r ".annotations[\"moat.vm.network\"]"
+		podman_in_dir rm -f -t 0 "$1" >/dev/null' _ "$name" "$IMAGE" "$MOAT_BINARY" "$ENGINE_DIR/moat-state" 3>&-) || true
+	[[ $out =~ ^hello-published$'\n'eth0\ 10\.88\.[0-9]+\.[0-9]+/16 ]] || fail "got: $out"
+}
+
 @test "podman moat-vm: the workload runs under the guest's kernel" {
 	skip_unless_vm
 	check_guest_kernel

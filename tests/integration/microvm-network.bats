@@ -101,3 +101,33 @@ in_p() {
 	assert_equal "$(in_c tc qdisc show | grep -c ingress)" 0
 	[[ ! -e $MOAT_ROOT/$CID ]] || fail "the state directory remains"
 }
+
+@test "microvm network: a second microVM on the same namespace is refused with one line; the first keeps its network" {
+	cfg_sh 'exec httpd -f -p 8080 -h /www'
+	run_moat run --detach --bundle "$BUNDLE" "$CID"
+	assert_success
+	retry in_p busybox wget -q -O /dev/null http://10.231.0.2:8080/
+	run_moat create --bundle "$BUNDLE" "$CID-2"
+	assert_failure
+	assert_moat_error "^moat: microvm: the network namespace's interfaces are carried by another microVM already \\(moat-tap0\\); a pod in one VM is not supported yet\$"
+	[[ ! -e $MOAT_ROOT/$CID-2 ]] || fail "the second state directory remains"
+	# nothing of the first was undone
+	assert_equal "$(in_p busybox wget -q -O - http://10.231.0.2:8080/)" from-guest
+	assert_equal "$(in_c ip -o addr show dev eth0 | grep -cv fe80)" 0
+}
+
+# Docker's libnetwork moves its veth in from a prestart hook, after create took the
+# namespace's interfaces: such an interface is refused, never left behind silently.
+@test "microvm network: an interface a prestart hook adds is refused with one line; eth0 gets its addresses back" {
+	cfg_sh true
+	cfg_set '.hooks.prestart = [{path: "/usr/bin/nsenter",
+		args: ["nsenter", ("--net=" + $ns), "ip", "link", "add", "late0", "type", "veth", "peer", "name", "late1"]}]' \
+		--arg ns "$CNS"
+	run_moat create --bundle "$BUNDLE" "$CID"
+	assert_failure
+	assert_moat_error "^moat: microvm: interface late[01] appeared after create took the namespace's interfaces into the guest"
+	[[ ! -e $MOAT_ROOT/$CID ]] || fail "the state directory remains"
+	assert_equal "$(in_c ip -o addr show dev eth0 | grep -v fe80 | awk '{print $4}' | sort | tr '\n' ' ')" \
+		"10.231.0.2/24 fd00:231::2/64 "
+	assert_equal "$(in_c tc qdisc show dev eth0 | grep -c ingress)" 0
+}

@@ -94,11 +94,13 @@ static int take_link(struct moat_vm_nic *n, size_t k, moat_error *err)
 	snprintf(n->tap, sizeof(n->tap), "moat-tap%u", (unsigned)(k % MOAT_VM_MAX_NICS));
 	if (moat_net_tap_open(n->tap, &n->tap_fd, &tap_index, err) < 0 ||
 	    moat_net_link_set(tap_index, NULL, NULL, n->link.mtu, true, err) < 0 ||
-	    moat_net_redirect(n->link.index, tap_index, err) < 0 ||
-	    moat_net_redirect(tap_index, n->link.index, err) < 0)
+	    moat_net_redirect(n->link.index, tap_index, err) < 0)
 		return moat_error_ret(err);
-	for (size_t i = 0; i < n->link.n_addrs; i++)
-		if (moat_net_addr_del(n->link.index, &n->link.addrs[i], err) < 0)
+	n->redirected = true;
+	if (moat_net_redirect(tap_index, n->link.index, err) < 0)
+		return moat_error_ret(err);
+	for (; n->addrs_taken < n->link.n_addrs; n->addrs_taken++)
+		if (moat_net_addr_del(n->link.index, &n->link.addrs[n->addrs_taken], err) < 0)
 			return moat_error_ret(err);
 	return 0;
 }
@@ -116,6 +118,13 @@ static int check_links(const struct moat_net_link *links, size_t n, moat_error *
 	for (size_t i = 0; i < n; i++) {
 		if (links[i].loopback)
 			continue;
+		if (strncmp(links[i].name, "moat-tap", 8) == 0)
+			return moat_error_msg(
+				err, EOPNOTSUPP,
+				"microvm: the network namespace's interfaces are "
+				"carried by another microVM already (%s); a pod in one "
+				"VM is not supported yet",
+				links[i].name);
 		if (!links[i].has_mac)
 			return moat_error_msg(
 				err, EOPNOTSUPP,
@@ -167,15 +176,23 @@ static int take_all(void *data, moat_error *err)
 	return 0;
 }
 
+/* Undo what take_all did, and only that: an interface it did not redirect may be
+ * another's. */
 static int undo_all(void *data, moat_error *err)
 {
 	struct take *t = data;
 
 	(void)err;
 	for (size_t i = 0; i <= t->taken && i < t->net->n; i++) {
+		struct moat_vm_nic *n = &t->net->nics[i];
+		struct moat_net_link done = n->link;
 		moat_error e = MOAT_ERROR_INIT;
 
-		restore_link(&t->net->nics[i].link, t->net->nics[i].link.index, &e);
+		if (!n->redirected)
+			continue;
+		done.n_addrs = n->addrs_taken;
+		done.n_routes = n->addrs_taken == n->link.n_addrs ? n->link.n_routes : 0;
+		restore_link(&done, n->link.index, &e);
 		moat_error_clear(&e);
 	}
 	return 0;
@@ -390,11 +407,11 @@ int moat_vm_net_give_back(int dirfd, moat_error *err)
 	size_t len;
 	int r;
 
-	r = read_file_at(dirfd, MOAT_VM_NET_STATE, NET_STATE_MAX, &text, &len, err);
-	if (r == -ENOENT) {
-		moat_error_clear(err);
+	/* (faccessat first: a failed read would set err, and clearing it would take the
+	 * warnings the caller gathered with it) */
+	if (faccessat(dirfd, MOAT_VM_NET_STATE, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
-	}
+	r = read_file_at(dirfd, MOAT_VM_NET_STATE, NET_STATE_MAX, &text, &len, err);
 	if (r < 0)
 		return moat_error_ret(err);
 	tree = yajl_tree_parse(text, NULL, 0);

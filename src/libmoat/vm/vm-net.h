@@ -22,6 +22,8 @@ struct moat_vm_nic {
 	struct moat_net_link link; /* as it was before: what the guest gets and delete restores */
 	char tap[16];              /* the tap's name, beside it */
 	int tap_fd;                /* QEMU's end */
+	bool redirected;           /* the interface's redirect is in place */
+	size_t addrs_taken;        /* of link.addrs, those taken off the interface */
 };
 
 struct moat_vm_net {

@@ -56,11 +56,13 @@ int moat_vm_check_network(const struct moat_vm_session *s, moat_error *err)
 		return moat_error_set(err, errno, "microvm: list the network interfaces");
 	for (i = ifs; i->if_index != 0 && r == 0; i++)
 		if (strcmp(i->if_name, "lo") != 0 && !listed(carried, i->if_name))
-			r = moat_error_msg(err, EOPNOTSUPP,
-					   "microvm: interface %s came into the network namespace "
-					   "after create; the guest gets the interfaces there at "
-					   "create only",
-					   i->if_name);
+			r = moat_error_msg(
+				err, EOPNOTSUPP,
+				"microvm: interface %s appeared after create took the "
+				"namespace's interfaces into the guest (an engine's "
+				"prestart hook adds one so, as Docker's does); the guest "
+				"cannot have it",
+				i->if_name);
 	if_freenameindex(ifs);
 	return r;
 }

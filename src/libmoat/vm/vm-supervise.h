@@ -38,8 +38,8 @@ struct moat_vm_session {
 void moat_vm_session_free(struct moat_vm_session *s);
 
 /* The container's network namespace holds nothing but lo and what s->net carries into the
- * guest: an interface that came after create would be left behind, and a container that
- * expects it must not run without it. Run in the init. */
+ * guest: an interface that came later (a prestart hook's) would be left behind, and a
+ * container that expects it must not run without it. Run in the init, after the hooks. */
 int moat_vm_check_network(const struct moat_vm_session *s, moat_error *err);
 
 /* Be the supervisor: start QEMU in the jail, relay, return the workload's exit code (a
