@@ -36,7 +36,8 @@ fuzz() {
 		'CONNECT up.test:80 HTTP/1.1\r\n\r\n' \
 		'CONNECT [::1]:8080 HTTP/1.1\r\nHost: x\r\n\r\nbody' \
 		'GET http://up.test/a?b HTTP/1.1\r\nHost: y\r\nProxy-Connection: k\r\n\r\n' \
-		'POST http://a.cdn.test:443/ HTTP/1.0\n\n'
+		'POST http://a.cdn.test:443/ HTTP/1.0\n\n' \
+		'A B HTTP\n\n'
 }
 
 @test "fuzz: the host/guest protocol decoder, 30 s, no crash" {

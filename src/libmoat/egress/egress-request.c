@@ -179,7 +179,8 @@ int moat_egress_parse(const char *buf, size_t len, struct moat_egress_request *r
 	sp2 = sp1 ? memchr(sp1 + 1, ' ', (size_t)(line_end - sp1 - 1)) : NULL;
 	if (sp1 == NULL || sp2 == NULL || sp1 == buf || memchr(buf, '\0', end) != NULL)
 		return refuse(why, "malformed");
-	if (strncmp(sp2 + 1, "HTTP/1.", 7) != 0)
+	/* (memcmp within the line: the buffer has no NUL, and strncmp may read n bytes) */
+	if ((size_t)(line_end - sp2 - 1) < 7 || memcmp(sp2 + 1, "HTTP/1.", 7) != 0)
 		return refuse(why, "malformed");
 	target = sp1 + 1;
 	tlen = (size_t)(sp2 - target);
