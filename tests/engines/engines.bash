@@ -93,7 +93,8 @@ pids_of_cmdline() {
 		pid=${f#/proc/}
 		pid=${pid%/cmdline}
 		[[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
-		tr '\0' ' ' <"$f" 2>/dev/null | grep -qF -- "$1" && echo "$pid"
+		# (a process may end between the glob and the read)
+		{ tr '\0' ' ' <"$f"; } 2>/dev/null | grep -qF -- "$1" && echo "$pid"
 	done
 	return 0
 }
