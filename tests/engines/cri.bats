@@ -277,6 +277,26 @@ assert_node_clean() {
 	assert_success
 	assert_output ''
 	retry no_node_processes || fail "processes remain: $(node_processes)"
+	run k8s_cgroups
+	assert_output ''
+}
+
+# k8s_cgroups: the cgroups containerd's CRI plugin made for pods (below
+# k8s.io on each hierarchy)
+k8s_cgroups() {
+	find /sys/fs/cgroup/k8s.io /sys/fs/cgroup/*/k8s.io -mindepth 1 -maxdepth 1 -type d 2>/dev/null
+	return 0
+}
+
+# remove_k8s_cgroup_parents: the CRI plugin's k8s.io parents, when this file
+# made them and they are empty (rmdir removes nothing else)
+remove_k8s_cgroup_parents() {
+	local dir
+	[[ -f $ENGINE_DIR/k8s-cgroups-existed ]] && return 0
+	for dir in /sys/fs/cgroup/k8s.io /sys/fs/cgroup/*/k8s.io; do
+		[[ -d $dir ]] && rmdir "$dir" 2>/dev/null
+	done
+	return 0
 }
 
 # --- set-up ------------------------------------------------------------------
@@ -288,10 +308,15 @@ setup_file() {
 	# the sandbox's command: the image's config says to wait (a pod's
 	# sandbox is killed with SIGKILL)
 	make_oci_archive "$ENGINE_DIR/busybox.tar" "$ENGINE_DIR/busybox-oci.tar" \
-		'{"Cmd":["sleep","2147483647"]}'
+		'{"Cmd":["sleep","2147483647"]}' || return 1
+	# containerd makes a k8s.io cgroup on each hierarchy for the pods
+	if [[ -d /sys/fs/cgroup/k8s.io ]] || compgen -G '/sys/fs/cgroup/*/k8s.io' >/dev/null; then
+		touch "$ENGINE_DIR/k8s-cgroups-existed"
+	fi
 }
 
 teardown_file() {
+	[[ -n ${ENGINE_DIR:-} ]] && remove_k8s_cgroup_parents
 	engine_teardown_file
 }
 
