@@ -341,12 +341,15 @@ def _quiet(reply):
     del reply
 
 
-# command: (what it does with the client and the parsed arguments)
+# each command: what it does, given the client and the parsed arguments;
+# it returns what to print, or an exit code
 COMMANDS = {
     "version": lambda c, a: to_json(c.call("Version", version="v1")),
     "image-status": lambda c, a: to_json(c.call("ImageStatus", image={"image": a.image})),
     "runtime-status": lambda c, a: to_json(c.call("Status", verbose=True)),
-    "run-pod": lambda c, a: c.call("RunPodSandbox", config=read_json(a.config), runtime_handler=a.handler).pod_sandbox_id,
+    "run-pod": lambda c, a: c.call(
+        "RunPodSandbox", config=read_json(a.config), runtime_handler=a.handler
+    ).pod_sandbox_id,
     "pod-status": lambda c, a: to_json(c.call("PodSandboxStatus", pod_sandbox_id=a.id, verbose=a.verbose)),
     "stop-pod": lambda c, a: _quiet(c.call("StopPodSandbox", pod_sandbox_id=a.id)),
     "remove-pod": lambda c, a: _quiet(c.call("RemovePodSandbox", pod_sandbox_id=a.id)),
