@@ -7,7 +7,8 @@
 # runs with contrib's configuration (the paths of this file's wrappers) and
 # its root, state and sockets in this file's own directory, as do the shim's
 # runtime root (--runc-root) and ctr's FIFOs; the image is the suite's busybox
-# rootfs as an OCI image layout made here (no registry).
+# rootfs as an OCI image layout (make_oci_archive in engines.bash; no
+# registry).
 
 load engines
 
@@ -85,41 +86,6 @@ task_status_is() {
 
 file_contains() {
 	grep -q -- "$2" "$1" 2>/dev/null
-}
-
-# oci_blob DIR MEDIATYPE FILE: FILE moved into the image layout DIR's blobs;
-# prints its descriptor
-oci_blob() {
-	local digest size
-	digest=$(sha256sum <"$3") || return 1
-	digest=sha256:${digest%% *}
-	size=$(stat -c %s "$3") || return 1
-	mv "$3" "$1/blobs/sha256/${digest#sha256:}" || return 1
-	printf '{"mediaType":"%s","digest":"%s","size":%s}' "$2" "$digest" "$size"
-}
-
-# make_oci_archive TAR OUT: OUT is an OCI image archive (the image layout
-# `ctr images import` takes) with the rootfs TAR as its one, uncompressed,
-# layer, named "test" in its index
-make_oci_archive() {
-	local dir layer config manifest
-	dir=$(mktemp -d "$ENGINE_DIR/oci.XXXXXX") || return 1
-	mkdir -p "$dir/blobs/sha256"
-	cp "$1" "$dir/layer" || return 1
-	layer=$(oci_blob "$dir" application/vnd.oci.image.layer.v1.tar "$dir/layer") || return 1
-	# an uncompressed layer's diff_id is its digest
-	[[ $layer =~ \"digest\":\"(sha256:[0-9a-f]{64})\" ]] || return 1
-	printf '{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":["%s"]},"config":{"Cmd":["/bin/sh"]}}' \
-		"${BASH_REMATCH[1]}" >"$dir/config"
-	config=$(oci_blob "$dir" application/vnd.oci.image.config.v1+json "$dir/config") || return 1
-	printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":%s,"layers":[%s]}' \
-		"$config" "$layer" >"$dir/manifest"
-	manifest=$(oci_blob "$dir" application/vnd.oci.image.manifest.v1+json "$dir/manifest") || return 1
-	printf '{"schemaVersion":2,"manifests":[%s,"annotations":{"org.opencontainers.image.ref.name":"test"}}]}' \
-		"${manifest%\}}" >"$dir/index.json"
-	printf '{"imageLayoutVersion":"1.0.0"}' >"$dir/oci-layout"
-	tar -C "$dir" -cf "$2" oci-layout index.json blobs || return 1
-	rm -rf "$dir"
 }
 
 # remove_ctr_containers PREFIX: every container whose name starts with
