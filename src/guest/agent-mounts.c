@@ -3,7 +3,9 @@
  *
  * For START, in the workload's process before its execve, in the container's
  * mount namespace (agent-container.c): the shared rootfs is mounted on
- * /rootfs (virtio-fs or 9p), a tmpfs /dev goes in unless the config mounts
+ * /rootfs (virtio-fs or 9p); for CONTAINER, its directory in the pod's share
+ * is bound there instead, and the rest of the pod's share (the other members'
+ * roots) is detached from its view. Then a tmpfs /dev goes in unless the config mounts
  * one, then the config's mounts in order, the minimal /dev, the read-only
  * remount, the hostname; last the rootfs moves over / and the process
  * chroots into it (the initramfs is the kernel's rootfs, which pivot_root
@@ -347,6 +349,29 @@ static int mount_rootfs(const struct agent_config *cfg, moat_error *err)
 	return 0;
 }
 
+/* A member's rootfs: its directory in the pod's share, which the agent mounted before the
+ * container's mount namespace was made; the share itself leaves the container's view. */
+static int bind_member_rootfs(const char *name, moat_error *err)
+{
+	_cleanup_close_ int pod = open(AGENT_POD_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC), fd = -1;
+	char source[64];
+
+	if (pod < 0)
+		return moat_error_set(err, errno, "open the pod's share");
+	fd = openat(pod, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return moat_error_set(err, errno, "the pod's share has no directory %s", name);
+	fd_path(source, sizeof(source), fd);
+	mkdir(ROOTFS_DIR, 0755);
+	if (mount(source, ROOTFS_DIR, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return moat_error_set(err, errno, "bind the rootfs from the pod's share");
+	agent_close_fd(&fd);
+	agent_close_fd(&pod);
+	if (umount2(AGENT_POD_DIR, MNT_DETACH) < 0)
+		return moat_error_set(err, errno, "detach the pod's share");
+	return 0;
+}
+
 static int switch_root(moat_error *err)
 {
 	if (chdir(ROOTFS_DIR) < 0)
@@ -396,7 +421,7 @@ int agent_setup_rootfs(const struct agent_config *cfg, const struct moat_msg_sta
 	int *shares = xcalloc(s->n_mounts + 1, sizeof(int));
 	int r;
 
-	r = mount_rootfs(cfg, err);
+	r = s->name != NULL ? bind_member_rootfs(s->name, err) : mount_rootfs(cfg, err);
 	if (r == 0 && (rootfd = open(ROOTFS_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		r = moat_error_set(err, errno, "open %s", ROOTFS_DIR);
 	if (r == 0)

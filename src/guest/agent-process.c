@@ -2,10 +2,10 @@
 /* moat agent: make a process as its spec says, up to execve.
  *
  * The parent allocates the stdio (a pty, or three pipes) and makes the child inside the
- * container (agent-container.c): the workload in namespaces of its own, where it first sets
- * up the container (the rootfs and its mounts, and its terminal, whose master it sends the
- * agent with the container's devpts); an exec'd process in the workload's namespaces, which
- * it joins first. Then the child applies, in this order (runc's, so that a profile written
+ * container (agent-container.c): a container's first process in namespaces of its own,
+ * where it first sets up the container (the rootfs and its mounts, and its terminal, whose
+ * master it sends the agent with the container's devpts); an exec'd process in its
+ * container's namespaces, which it joins first. Then the child applies, in this order (runc's, so that a profile written
  * for runc behaves the same): session and stdio, rlimits, bounding set, seccomp when
  * no_new_privs is off (it needs CAP_SYS_ADMIN, so before the user change), groups and ids
  * keeping capabilities, the capability sets, umask, cwd, no_new_privs, seccomp when
@@ -357,7 +357,7 @@ struct spawn_fds {
 	int in[2], out[2], err[2]; /* stdio pipes, without a terminal */
 	int master, slave;         /* the pty, with one */
 	int rep[2];                /* the child's report */
-	int setup[2];              /* the workload's devpts and pty master, to the agent */
+	int setup[2];              /* the first process's devpts and pty master, to the agent */
 };
 
 /* clang-format off */
@@ -378,31 +378,31 @@ static void close_spawn_fds(struct spawn_fds *f)
 	}
 }
 
-/* Stdio, the report pipe and, for the workload, the setup socket. The workload's pty is
- * made by the workload once its devpts is mounted; an exec'd process's here. */
-static int make_fds(struct agent *a, const struct moat_proto_process *spec,
-		    const struct moat_proto_winsize *ws, bool workload, struct spawn_fds *f,
+/* Stdio, the report pipe and, for a container's first process, the setup socket. That one's
+ * pty is made by itself once its devpts is mounted; an exec'd process's here. */
+static int make_fds(const struct ctr *c, const struct moat_proto_process *spec,
+		    const struct moat_proto_winsize *ws, bool first, struct spawn_fds *f,
 		    moat_error *err)
 {
 	int r = 0;
 
-	if (spec->terminal && !workload)
-		r = open_pty(a->devpts_fd, spec, ws, &f->master, &f->slave, err);
+	if (spec->terminal && !first)
+		r = open_pty(c->devpts_fd, spec, ws, &f->master, &f->slave, err);
 	else if (!spec->terminal && (r = make_pipe(f->in, 0, err)) == 0 &&
 		 (r = make_pipe(f->out, 0, err)) == 0)
 		r = make_pipe(f->err, 0, err);
 	/* The report fits a pipe's buffer: non-blocking costs the child nothing. */
 	if (r == 0)
 		r = make_pipe(f->rep, O_NONBLOCK, err);
-	if (r == 0 && workload &&
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->setup) < 0)
+	if (r == 0 && first && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->setup) < 0)
 		r = moat_error_set(err, errno, "socketpair");
 	return r;
 }
 
-/* In the child: the container's namespaces and, for the workload, the container itself;
- * then the process. */
-static __attribute__((noreturn)) void in_child(struct agent *a, const struct moat_proto_process *s,
+/* In the child: the container's namespaces and, for its first process, the container
+ * itself; then the process. */
+static __attribute__((noreturn)) void in_child(struct agent *a, const struct ctr *c,
+					       const struct moat_proto_process *s,
 					       const struct moat_msg_start *start,
 					       const struct moat_proto_winsize *ws,
 					       struct spawn_fds *f)
@@ -413,13 +413,13 @@ static __attribute__((noreturn)) void in_child(struct agent *a, const struct moa
 	int rfd = f->rep[1];
 
 	if (start == NULL) {
-		if (agent_container_join(a, &err) < 0)
+		if (agent_container_join(a, c, &err) < 0)
 			child_fail_error(rfd, &err);
 		if (s->terminal)
 			io = (struct stdio){ { f->slave, f->slave, f->slave }, true };
 		child(s, &io, rfd, a->cap_last);
 	}
-	if (agent_workload_unshare(a, &err) < 0 ||
+	if (agent_container_unshare(a, c, &err) < 0 ||
 	    agent_setup_rootfs(&a->cfg, start, &devpts, &err) < 0 ||
 	    (s->terminal && open_pty(devpts, s, ws, &master, &f->slave, &err) < 0) ||
 	    agent_send_setup(f->setup[1], devpts, master, &err) < 0)
@@ -457,20 +457,20 @@ int agent_spawn(struct agent *a, struct proc *p, const struct moat_proto_process
 	struct spawn_fds f = SPAWN_FDS_INIT;
 	struct moat_proto_process s = *spec;
 	_cleanup_free_ char **argv = NULL;
-	bool workload = start != NULL;
+	bool first = start != NULL;
 	pid_t pid;
 	int r;
 
 	r = check_caps(spec, a->cap_last, err);
 	if (r == 0)
-		r = make_fds(a, spec, ws, workload, &f, err);
+		r = make_fds(p->ctr, spec, ws, first, &f, err);
 	if (r < 0)
 		goto out;
 	argv = xcalloc(spec->n_args + 1, sizeof(char *));
 	memcpy(argv, spec->args, spec->n_args * sizeof(char *));
 	s.args = argv;
 
-	pid = agent_clone(a, workload, err);
+	pid = agent_clone(a, p->ctr, first, err);
 	if (pid < 0) {
 		r = (int)pid;
 		goto out;
@@ -478,14 +478,14 @@ int agent_spawn(struct agent *a, struct proc *p, const struct moat_proto_process
 	if (pid == 0) {
 		agent_close_fd(&f.rep[0]);
 		agent_close_fd(&f.setup[0]);
-		in_child(a, &s, start, ws, &f);
+		in_child(a, p->ctr, &s, start, ws, &f);
 	}
 	p->pid = pid;
 	p->terminal = spec->terminal;
-	if (workload) {
+	if (first) {
 		/* The setup is the agent's own code in the child: wait for it. */
 		agent_close_fd(&f.setup[1]);
-		r = agent_recv_setup(f.setup[0], &a->devpts_fd, &f.master);
+		r = agent_recv_setup(f.setup[0], &p->ctr->devpts_fd, &f.master);
 		if (r == -EPIPE) {
 			/* It failed, and its report says why; no output will come. */
 			p->err_fd = TAKE_FD(f.rep[0]);
@@ -494,7 +494,7 @@ int agent_spawn(struct agent *a, struct proc *p, const struct moat_proto_process
 		}
 		if (r < 0)
 			moat_error_msg(err, -r,
-				       "the workload's setup sent the agent a bad message");
+				       "the container's setup sent the agent a bad message");
 	}
 	if (r == 0)
 		r = take_fds(p, &f, err);

@@ -73,12 +73,14 @@ static struct proc *find_proc(struct agent *a, uint32_t id)
 	return NULL;
 }
 
-static struct proc *new_proc(struct agent *a, uint32_t id, bool workload)
+static struct proc *new_proc(struct agent *a, uint32_t id, struct ctr *c, bool first)
 {
 	struct proc *p = xcalloc(1, sizeof(*p));
 
 	p->id = id;
-	p->workload = workload;
+	p->ctr = c;
+	p->first = first;
+	p->workload = first && c == a->ctrs[0];
 	p->err_fd = p->in_fd = p->tty_fd = -1;
 	p->out_fd[0] = p->out_fd[1] = -1;
 	a->procs[a->n_procs++] = p;
@@ -109,19 +111,32 @@ static void workload_ended(struct agent *a, int code)
 	a->exit_code = code;
 }
 
-/* start: the workload's START; NULL for an exec'd process. */
-static void run_process(struct agent *a, uint32_t id, const struct moat_proto_process *spec,
-			const struct moat_proto_winsize *ws, const struct moat_msg_start *start)
+/* A container's first process ended (or never started): the container is over, and
+ * whatever else runs in it goes. The workload's takes the whole guest (reap). */
+static void container_ended(struct agent *a, struct ctr *c)
+{
+	if (c->over)
+		return;
+	c->over = true;
+	if (c != a->ctrs[0])
+		agent_ctr_kill(c);
+}
+
+/* start: the container's START or CONTAINER, for its first process; NULL for an exec'd one. */
+static void run_process(struct agent *a, uint32_t id, struct ctr *c,
+			const struct moat_proto_process *spec, const struct moat_proto_winsize *ws,
+			const struct moat_msg_start *start)
 {
 	moat_error err = MOAT_ERROR_INIT;
-	bool workload = start != NULL;
-	struct proc *p = new_proc(a, id, workload);
+	struct proc *p = new_proc(a, id, c, start != NULL);
 
 	if (agent_spawn(a, p, spec, ws, start, &err) < 0) {
 		agent_send_error(a, id, err.code, "%s", err.msg ? err.msg : "spawn failed");
-		free_proc(a, p);
-		if (workload)
+		if (p->workload)
 			workload_ended(a, 127);
+		if (p->first)
+			container_ended(a, c);
+		free_proc(a, p);
 	}
 	moat_error_clear(&err);
 }
@@ -152,9 +167,12 @@ static void reap(struct agent *a)
 				    n > 0)
 					p->pending[w] = (size_t)n;
 			}
-			/* The container ends with its workload: what is left goes. */
+			/* The guest ends with its workload, a container with its first
+			 * process: what is left goes. */
 			if (p->workload)
 				kill(-1, SIGKILL);
+			else if (p->first)
+				container_ended(a, p->ctr);
 		}
 		/* Anyone else was an orphan the kernel gave PID 1. */
 	}
@@ -200,6 +218,8 @@ static void finish_processes(struct agent *a)
 		if (p->failed) {
 			if (p->workload)
 				workload_ended(a, 127);
+			if (p->first)
+				container_ended(a, p->ctr);
 			free_proc(a, p);
 			continue;
 		}
@@ -235,6 +255,7 @@ static void finish_processes(struct agent *a)
 static void on_start(struct agent *a, struct moat_msg *m)
 {
 	moat_error err = MOAT_ERROR_INIT;
+	struct ctr *ctr;
 
 	if (a->started) {
 		agent_send_error(a, m->id, EBUSY, "START: the container was started already");
@@ -260,28 +281,84 @@ static void on_start(struct agent *a, struct moat_msg *m)
 		workload_ended(a, 127);
 		return;
 	}
-	if (agent_cgroup_make(a, &m->u.start, &err) < 0) {
+	if (agent_ctr_new(a, m->id, &m->u.start, &ctr, &err) < 0) {
 		agent_send_error(a, m->id, err.code, "START: the container's cgroup: %s", err.msg);
 		moat_error_clear(&err);
 		workload_ended(a, 127);
 		return;
 	}
-	agent_container_enter(a, &m->u.start);
-	run_process(a, m->id, &m->u.start.process,
+	run_process(a, m->id, ctr, &m->u.start.process,
+		    m->u.start.has_winsize ? &m->u.start.winsize : NULL, &m->u.start);
+}
+
+/* Why a new process (EXEC or CONTAINER) with this id cannot be made now, or NULL. */
+static const char *refuse_new(struct agent *a, uint32_t id, int *ret_errno)
+{
+	*ret_errno = ESRCH;
+	if (!a->started || a->workload_over || a->stopping)
+		return "the container is not running";
+	*ret_errno = EEXIST;
+	if (find_proc(a, id) != NULL || agent_find_ctr(a, id) != NULL)
+		return "the id is in use";
+	*ret_errno = EAGAIN;
+	if (a->n_procs >= AGENT_MAX_PROCS)
+		return "too many processes";
+	return NULL;
+}
+
+static void on_container(struct agent *a, struct moat_msg *m)
+{
+	moat_error err = MOAT_ERROR_INIT;
+	struct ctr *ctr;
+	int errnum;
+	const char *why = refuse_new(a, m->id, &errnum);
+
+	if (why != NULL) {
+		agent_send_error(a, m->id, errnum, "CONTAINER %u: %s", m->id, why);
+		return;
+	}
+	if (agent_pod_share(a, &err) < 0 || agent_ctr_new(a, m->id, &m->u.start, &ctr, &err) < 0) {
+		agent_send_error(a, m->id, err.code, "CONTAINER %s: %s", m->u.start.name, err.msg);
+		moat_error_clear(&err);
+		return;
+	}
+	run_process(a, m->id, ctr, &m->u.start.process,
 		    m->u.start.has_winsize ? &m->u.start.winsize : NULL, &m->u.start);
 }
 
 static void on_exec(struct agent *a, struct moat_msg *m)
 {
-	if (!a->started || a->workload_over || a->stopping)
-		agent_send_error(a, m->id, ESRCH, "EXEC: the container is not running");
-	else if (find_proc(a, m->id) != NULL)
-		agent_send_error(a, m->id, EEXIST, "EXEC: process %u exists already", m->id);
-	else if (a->n_procs >= AGENT_MAX_PROCS)
-		agent_send_error(a, m->id, EAGAIN, "EXEC: %d processes already", AGENT_MAX_PROCS);
+	uint32_t in = m->u.exec.container;
+	struct ctr *c = in != 0 ? agent_find_ctr(a, in) : a->n_ctrs > 0 ? a->ctrs[0] : NULL;
+	int errnum;
+	const char *why = refuse_new(a, m->id, &errnum);
+
+	if (why != NULL)
+		agent_send_error(a, m->id, errnum, "EXEC %u: %s", m->id, why);
+	else if (c == NULL || c->over || c->pidfd < 0)
+		agent_send_error(a, m->id, ESRCH, "EXEC: container %u is not running", in);
 	else
-		run_process(a, m->id, &m->u.exec.process,
+		run_process(a, m->id, c, &m->u.exec.process,
 			    m->u.exec.has_winsize ? &m->u.exec.winsize : NULL, NULL);
+}
+
+static void on_freeze(struct agent *a, struct moat_msg *m)
+{
+	moat_error err = MOAT_ERROR_INIT;
+	struct ctr *c = agent_find_ctr(a, m->id);
+	struct moat_msg done = { .type = MOAT_MSG_FROZEN, .id = m->id };
+
+	if (c == NULL || c->over) {
+		agent_send_error(a, m->id, ESRCH, "FREEZE: container %u is not running", m->id);
+		return;
+	}
+	if (agent_ctr_freeze(c, m->u.freeze.frozen, &err) < 0) {
+		agent_send_error(a, m->id, err.code, "FREEZE: %s", err.msg);
+		moat_error_clear(&err);
+		return;
+	}
+	done.u.freeze.frozen = m->u.freeze.frozen;
+	agent_send(a, &done);
 }
 
 static void on_process_message(struct agent *a, struct moat_msg *m)
@@ -331,6 +408,8 @@ static void dispatch(struct agent *a, struct moat_msg *m)
 	switch (m->type) {
 	case MOAT_MSG_START: on_start(a, m); break;
 	case MOAT_MSG_EXEC: on_exec(a, m); break;
+	case MOAT_MSG_CONTAINER: on_container(a, m); break;
+	case MOAT_MSG_FREEZE: on_freeze(a, m); break;
 	case MOAT_MSG_SHUTDOWN: stop(a); break;
 	default: on_process_message(a, m); break;
 	}
@@ -498,6 +577,7 @@ static void loop(struct agent *a)
 		if (r > 0)
 			handle_events(a, pfd, w, n);
 		finish_processes(a);
+		agent_ctrs_collect(a);
 		agent_flush(a);
 	}
 }
@@ -530,12 +610,9 @@ static void send_ready(struct agent *a)
 
 int main(void)
 {
-	static struct agent a = { .port = -1,
-				  .sigfd = -1,
-				  .debug_port_fd = -1,
-				  .devpts_fd = -1,
-				  .wl_pidfd = -1,
-				  .cgroup_fd = -1 };
+	static struct agent a = {
+		.port = -1, .sigfd = -1, .debug_port_fd = -1, .own_pidns = -1, .cgroup_root = -1
+	};
 	moat_error err = MOAT_ERROR_INIT;
 
 	if (getpid() != 1) {
@@ -558,6 +635,10 @@ int main(void)
 	agent_loopback_up(&a.cfg);
 	agent_egress_start(&a.cfg);
 	a.cap_last = agent_read_cap_last();
+	a.own_pidns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+	if (a.own_pidns < 0)
+		snprintf(a.cfg.error, sizeof(a.cfg.error), "open /proc/self/ns/pid: %s",
+			 strerror(errno));
 	a.sigfd = setup_signals();
 	if (a.sigfd < 0) {
 		agent_log("signalfd: %m");

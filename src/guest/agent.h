@@ -4,16 +4,17 @@
  * It boots the guest's user space (devtmpfs, proc, sysfs), finds the
  * virtio-serial port `moat.0`, says READY, and then does what the host's
  * supervisor asks in the protocol of proto.h: set up the container's rootfs
- * and run its workload (START), run more processes in it (EXEC), relay their
- * stdio, forward signals and terminal sizes, report how they end, and power
- * the guest off when the host says SHUTDOWN (after the workload's EXITED) or
- * closes its end.
+ * and run its workload (START), make more containers of the pod beside it
+ * (CONTAINER), run more processes in any of them (EXEC), freeze and thaw
+ * them (FREEZE), relay their stdio, forward signals and terminal sizes,
+ * report how they end, and power the guest off when the host says SHUTDOWN
+ * (after the workload's EXITED) or closes its end.
  *
  * Files, one concern each:
  *   agent.c          main, the event loop, the host's messages, the processes
  *   agent-boot.c     the kernel command line, finding the port, powering off
  *   agent-io.c       the port: frames in and out; stdio relay; stdin credit
- *   agent-container.c the workload's namespaces, making processes inside them
+ *   agent-container.c the containers: namespaces, cgroups, making processes inside them
  *   agent-mounts.c   rootfs, the config's mounts, /dev, switching root
  *   agent-process.c  making a process as the spec says, up to execve
  *   agent-egress.c   the egress tunnel's guest end (src/proto/tunnel.h)
@@ -41,6 +42,9 @@ enum {
 	 * table and the fds polled; a container needing more execs at once
 	 * is not one moat serves. */
 	AGENT_MAX_PROCS = 256,
+	/* Containers of a pod at once (the workload's and CONTAINER's): far above the
+	 * containers of a real pod, and each holds a cgroup and a few fds. */
+	AGENT_MAX_CTRS = 64,
 	/* Output queued for the host above which the agent stops reading the
 	 * processes' output: a host that does not read stops the workload at
 	 * its next write instead of filling the guest's memory. (The port's
@@ -84,10 +88,25 @@ struct agent_config {
 				  * fails with it */
 };
 
+/* A container: the workload's (START) or a member of its pod (CONTAINER). */
+struct ctr {
+	uint32_t id;     /* its first process's */
+	int pidfd;       /* its first process, once made; -1 before */
+	int clone;       /* the namespaces it has of its own, as CLONE_NEW* */
+	int joins;       /* those an exec'd process joins: its own, and the pod's it shares */
+	int cgroup_fd;   /* its cgroup in the guest */
+	char cgroup[32]; /* the cgroup's name, below the guest's root */
+	int devpts_fd;   /* its devpts, where its ptys come from; -1: none */
+	bool frozen;
+	bool over; /* its first process ended: everything else of it was killed */
+};
+
 struct proc {
 	uint32_t id;
 	pid_t pid;
-	bool workload;
+	struct ctr *ctr; /* the container it runs in */
+	bool first;      /* the container's first process: it ends with it */
+	bool workload;   /* START's process: the guest ends with it */
 	bool terminal;
 	int err_fd;         /* the child's setup report; EOF: it reached execve */
 	int out_fd[2];      /* stdout, stderr; with a terminal the pty master, -1 */
@@ -121,11 +140,15 @@ struct agent {
 	int exit_code;      /* the workload's, for moat.debugexit */
 	bool has_acpi;      /* the guest can power off (else it reboots) */
 	int debug_port_fd;  /* /dev/port, for moat.debugexit without ioperm */
-	int devpts_fd;      /* the container's devpts, where ptys come from; -1: none */
-	int wl_pidfd;       /* the workload, once made (agent-container.c); -1 before */
-	int wl_clone;       /* its namespaces, as CLONE_NEW* flags */
-	int cgroup_fd;      /* the container's cgroup in the guest; -1 before START */
+	int own_pidns;      /* the agent's PID namespace, where a container's own are made */
+	int cgroup_root;    /* the guest's cgroup2 hierarchy; -1 before START */
+	bool pod_mounted;   /* the pod's share is on AGENT_POD_DIR */
+	struct ctr *ctrs[AGENT_MAX_CTRS]; /* ctrs[0]: the workload's, once START came */
+	size_t n_ctrs;
 };
+
+/* Where the agent mounts the pod's share (MOAT_PROTO_POD_TAG), in its own view. */
+#define AGENT_POD_DIR "/pod"
 
 /* agent.c */
 uint64_t agent_now_ms(void);
@@ -177,17 +200,27 @@ void agent_write_stdin(struct agent *a, struct proc *p);
 void agent_close_fd(int *fd);
 
 /* agent-container.c */
-/* START: the namespaces the workload will have. */
-void agent_container_enter(struct agent *a, const struct moat_msg_start *s);
-/* START: the cgroup every process of the container is made in, with START's limits. */
-int agent_cgroup_make(struct agent *a, const struct moat_msg_start *s, moat_error *err);
-/* Make a child: the workload in new namespaces (a->wl_pidfd holds it), or an exec'd process
- * in the workload's PID namespace. fork's returns. */
-pid_t agent_clone(struct agent *a, bool workload, moat_error *err);
-/* In an exec'd process: join the workload's other namespaces (its root with them). */
-int agent_container_join(const struct agent *a, moat_error *err);
-/* In the workload, before its rootfs: the namespaces it makes itself. */
-int agent_workload_unshare(const struct agent *a, moat_error *err);
+/* START (the first) or CONTAINER: a container of s's namespaces, with its cgroup and s's
+ * limits, in the table. */
+int agent_ctr_new(struct agent *a, uint32_t id, const struct moat_msg_start *s, struct ctr **ret,
+		  moat_error *err);
+struct ctr *agent_find_ctr(struct agent *a, uint32_t id);
+/* Remove the containers that are over and have no process left. */
+void agent_ctrs_collect(struct agent *a);
+/* Kill every process of c (cgroup.kill). */
+int agent_ctr_kill(struct ctr *c);
+/* FREEZE: freeze or thaw every process of c, and wait until the kernel says so. */
+int agent_ctr_freeze(struct ctr *c, bool frozen, moat_error *err);
+/* Make a child in c: its first process in new namespaces (c->pidfd holds it), or an exec'd
+ * process in c's PID namespace. fork's returns. */
+pid_t agent_clone(struct agent *a, struct ctr *c, bool first, moat_error *err);
+/* In an exec'd process: join c's other namespaces (its root with them). */
+int agent_container_join(const struct agent *a, const struct ctr *c, moat_error *err);
+/* In c's first process, before its rootfs: the pod's namespaces it shares, and the ones it
+ * makes itself. */
+int agent_container_unshare(const struct agent *a, const struct ctr *c, moat_error *err);
+/* CONTAINER: the pod's share on AGENT_POD_DIR, once. */
+int agent_pod_share(struct agent *a, moat_error *err);
 /* The workload's setup done: its devpts and its pty master (each -1 when none) go to the
  * agent, which takes them with agent_recv_setup (-EPIPE: the setup failed instead). */
 int agent_send_setup(int sock, int devpts, int master, moat_error *err);
@@ -196,15 +229,16 @@ int agent_recv_setup(int sock, int *ret_devpts, int *ret_master);
 /* agent-mounts.c */
 /* At boot: /dev, /proc, /sys of the guest itself. */
 int agent_mount_base(moat_error *err);
-/* START, in the workload's process: the rootfs, its mounts and /dev, hostname; then switch
- * root into it. *ret_devpts: the container's devpts (O_PATH), or -1 when it has none at
- * /dev/pts. */
+/* START or CONTAINER, in the container's first process: the rootfs (the share, or for a
+ * CONTAINER its directory in the pod's), its mounts and /dev, hostname; then switch root into
+ * it. *ret_devpts: the container's devpts (O_PATH), or -1 when it has none at /dev/pts. */
 int agent_setup_rootfs(const struct agent_config *cfg, const struct moat_msg_start *s,
 		       int *ret_devpts, moat_error *err);
 
 /* agent-process.c */
-/* Check what the parent can check, then make the process: the workload (start: its START)
- * or an exec'd one (start NULL). The child reports its own failures on p->err_fd. */
+/* Check what the parent can check, then make the process in p->ctr: its first (start: its
+ * START or CONTAINER) or an exec'd one (start NULL). The child reports its own failures on
+ * p->err_fd. */
 int agent_spawn(struct agent *a, struct proc *p, const struct moat_proto_process *spec,
 		const struct moat_proto_winsize *ws, const struct moat_msg_start *start,
 		moat_error *err);

@@ -96,6 +96,7 @@ enum str_check {
 	S_PATH, /* absolute */
 	S_ENV,  /* NAME=value, NAME not empty */
 	S_TEXT, /* no control characters */
+	S_NAME, /* text, and a file name: no '/', neither "." nor ".." */
 };
 
 enum {
@@ -273,6 +274,7 @@ static const struct field resources_fields[] = {
 	{ 1, K_U64, 0, 0, "pids_limit", R(pids_limit), NO_OFF, R(has_pids_limit), 1, MOAT_PROTO_MAX_PIDS_LIMIT, 0, NULL },
 	{ 2, K_U64, 0, 0, "cpu_quota", R(cpu_quota), NO_OFF, R(has_cpu_quota), MOAT_PROTO_MIN_CPU_QUOTA, MOAT_PROTO_MAX_CPU_QUOTA, 0, NULL },
 	{ 3, K_U64, 0, 0, "cpu_period", R(cpu_period), NO_OFF, R(has_cpu_period), MOAT_PROTO_MIN_CPU_PERIOD, MOAT_PROTO_MAX_CPU_PERIOD, 0, NULL },
+	{ 4, K_U64, 0, 0, "memory_limit", R(memory_limit), NO_OFF, R(has_memory_limit), MOAT_PROTO_MIN_MEMORY_LIMIT, UINT64_MAX, 0, NULL },
 };
 #undef R
 static const struct object resources_object = { sizeof(struct moat_proto_resources), FIELDS(resources_fields), check_resources };
@@ -355,9 +357,24 @@ static const struct field start_fields[] = {
 	{ 8, K_U64, 0, 0, "realtime", M(start, realtime_ns), NO_OFF, M(start, has_realtime), 1, UINT64_MAX, 0, NULL },
 	{ 9, K_OBJ, F_LIST, 0, "interface", M(start, interfaces), M(start, n_interfaces), NO_OFF, 0, 0, MOAT_PROTO_MAX_INTERFACES, &interface_object },
 };
+/* START's fields that say what a container is, and its name in the pod's share. */
+static const struct field container_fields[] = {
+	{ 1, K_OBJ, F_REQUIRED, 0, "process", M(start, process), NO_OFF, NO_OFF, 0, 0, 0, &process_object },
+	{ 2, K_OBJ, F_LIST, 0, "mount", M(start, mounts), M(start, n_mounts), NO_OFF, 0, 0, MOAT_PROTO_MAX_MOUNTS, &mount_object },
+	{ 3, K_STR, 0, S_ANY, "hostname", M(start, hostname), NO_OFF, NO_OFF, 1, MOAT_PROTO_MAX_HOSTNAME, 0, NULL },
+	{ 4, K_BOOL, 0, 0, "root_readonly", M(start, root_readonly), NO_OFF, NO_OFF, 0, 1, 0, NULL },
+	{ 5, K_OBJ, 0, 0, "winsize", M(start, winsize), NO_OFF, M(start, has_winsize), 0, 0, 0, &winsize_object },
+	{ 6, K_U32, F_MASK, 0, "namespaces", M(start, namespaces), NO_OFF, NO_OFF, 0, MOAT_PROTO_NAMESPACES, 0, NULL },
+	{ 7, K_OBJ, 0, 0, "resources", M(start, resources), NO_OFF, M(start, has_resources), 0, 0, 0, &resources_object },
+	{ 10, K_STR, F_REQUIRED, S_NAME, "name", M(start, name), NO_OFF, NO_OFF, 1, MOAT_PROTO_MAX_NAME, 0, NULL },
+};
 static const struct field exec_fields[] = {
 	{ 1, K_OBJ, F_REQUIRED, 0, "process", M(exec, process), NO_OFF, NO_OFF, 0, 0, 0, &process_object },
 	{ 2, K_OBJ, 0, 0, "winsize", M(exec, winsize), NO_OFF, M(exec, has_winsize), 0, 0, 0, &winsize_object },
+	{ 3, K_U32, 0, 0, "container", M(exec, container), NO_OFF, NO_OFF, 1, UINT32_MAX, 0, NULL },
+};
+static const struct field freeze_fields[] = {
+	{ 1, K_BOOL, F_REQUIRED, 0, "frozen", M(freeze, frozen), NO_OFF, NO_OFF, 0, 1, 0, NULL },
 };
 static const struct field stdin_fields[] = {
 	{ 1, K_BYTES, F_REQUIRED, 0, "bytes", M(data, data), M(data, len), NO_OFF, 0, MOAT_PROTO_MAX_DATA, 0, NULL },
@@ -406,7 +423,9 @@ static int check_exited(const void *obj, const char *path, moat_error *err)
  * union), so the generic code needs no per-type glue. */
 /* clang-format off */
 static const struct object start_object = { sizeof(struct moat_msg), FIELDS(start_fields), NULL };
+static const struct object container_object = { sizeof(struct moat_msg), FIELDS(container_fields), NULL };
 static const struct object exec_object = { sizeof(struct moat_msg), FIELDS(exec_fields), NULL };
+static const struct object freeze_object = { sizeof(struct moat_msg), FIELDS(freeze_fields), NULL };
 static const struct object stdin_object = { sizeof(struct moat_msg), FIELDS(stdin_fields), NULL };
 static const struct object signal_object = { sizeof(struct moat_msg), FIELDS(signal_fields), NULL };
 static const struct object resize_object = { sizeof(struct moat_msg), FIELDS(resize_fields), NULL };
@@ -440,12 +459,15 @@ static const struct msgdef messages[] = {
 	{ MOAT_MSG_SIGNAL, "SIGNAL", MOAT_PEER_HOST, ID_PROCESS, &signal_object },
 	{ MOAT_MSG_RESIZE, "RESIZE", MOAT_PEER_HOST, ID_PROCESS, &resize_object },
 	{ MOAT_MSG_SHUTDOWN, "SHUTDOWN", MOAT_PEER_HOST, ID_ZERO, &empty_object },
+	{ MOAT_MSG_CONTAINER, "CONTAINER", MOAT_PEER_HOST, ID_PROCESS, &container_object },
+	{ MOAT_MSG_FREEZE, "FREEZE", MOAT_PEER_HOST, ID_PROCESS, &freeze_object },
 	{ MOAT_MSG_READY, "READY", MOAT_PEER_GUEST, ID_ZERO, &ready_object },
 	{ MOAT_MSG_STARTED, "STARTED", MOAT_PEER_GUEST, ID_PROCESS, &started_object },
 	{ MOAT_MSG_OUTPUT, "DATA", MOAT_PEER_GUEST, ID_PROCESS, &output_object },
 	{ MOAT_MSG_EXITED, "EXITED", MOAT_PEER_GUEST, ID_PROCESS, &exited_object },
 	{ MOAT_MSG_ERROR, "ERROR", MOAT_PEER_GUEST, ID_ANY, &error_object },
 	{ MOAT_MSG_CREDIT, "CREDIT", MOAT_PEER_GUEST, ID_PROCESS, &credit_object },
+	{ MOAT_MSG_FROZEN, "FROZEN", MOAT_PEER_GUEST, ID_PROCESS, &freeze_object },
 };
 
 static const struct msgdef *find_msgdef(uint16_t type)
@@ -580,9 +602,14 @@ static int check_string(const struct field *f, const uint8_t *v, size_t len, con
 			return fail(err, path, "not of the form NAME=value");
 		break;
 	case S_TEXT:
+	case S_NAME:
 		for (size_t i = 0; i < len; i++)
 			if (v[i] < 0x20 || v[i] == 0x7f)
 				return fail(err, path, "contains control character 0x%02x", v[i]);
+		if (f->str_check == S_NAME &&
+		    (memchr(v, '/', len) != NULL || (len == 1 && v[0] == '.') ||
+		     (len == 2 && v[0] == '.' && v[1] == '.')))
+			return fail(err, path, "not a file name");
 		break;
 	default: break;
 	}

@@ -59,9 +59,11 @@
  *                               network interface of the container's, whose traffic
  *                               the guest's virtio-net devices carry, in order (see
  *                               INTERFACE; docs/microvm-network.md)
- *   EXEC     (0x02, id = new process)  run one more process in the rootfs.
+ *   EXEC     (0x02, id = new process)  run one more process in a container.
  *              1 process        object, required
  *              2 winsize        object: initial terminal size
+ *              3 container      u32, 1..: the id of the first process of the container
+ *                               to run it in (a CONTAINER's); absent: START's
  *   DATA     (0x03, MOAT_MSG_STDIN)  bytes for the process's stdin (or pty).
  *              1 bytes          bytes, required, at most MOAT_PROTO_MAX_DATA;
  *                               empty: close stdin
@@ -70,6 +72,20 @@
  *   SIGNAL   (0x04)  1 signo    u32, 1..MOAT_PROTO_MAX_SIGNAL, required
  *   RESIZE   (0x05)  1 winsize  object, required: the new terminal size
  *   SHUTDOWN (0x06, id = 0)  kill every process, sync, power off. No fields.
+ *   CONTAINER (0x07, id = its first process)  make one more container, a member of the
+ *            pod that START's workload holds (docs/microvm-network.md), and run its
+ *            process. Fields 1..7 as in START (interface and realtime are START's only), and:
+ *             10 name           text, 1..MOAT_PROTO_MAX_NAME, required: the container's
+ *                               directory in the pod's share (MOAT_PROTO_POD_TAG), which
+ *                               holds its rootfs and the host's binds in it; a file name,
+ *                               neither "." nor ".." nor with a '/'
+ *            Its namespaces field lists those it gets of its own; each of PID, IPC, UTS and
+ *            cgroup it does not get, it shares with START's workload. It always has a mount
+ *            namespace and a cgroup of its own in the guest. Sent once START's workload runs,
+ *            any number of times; each container ends with its first process.
+ *   FREEZE   (0x08, id = a container's first process)  stop or resume every process of
+ *            that container (START's or a CONTAINER's), as cgroup.freeze does.
+ *              1 frozen         bool: freeze (1) or thaw (0)
  *
  * MESSAGES, guest -> host
  *   READY    (0x81, id = 0)  the agent is up, sent once before anything else;
@@ -98,6 +114,9 @@
  *              2 errno          u32, 1..4095: the cause, when it is one
  *   CREDIT   (0x86)  the agent consumed stdin bytes of the process.
  *              1 bytes          u32, 1..MOAT_PROTO_STDIN_WINDOW, required
+ *   FROZEN   (0x87, id = a container's first process)  FREEZE is done: every process
+ *            of the container is stopped (or runs again).
+ *              1 frozen         bool: as FREEZE asked
  *
  * PROCESS SPEC (object, in START and EXEC)
  *    1 arg            string, list, 1..MOAT_PROTO_MAX_ARGS, required
@@ -127,6 +146,7 @@
  *                    3 cpu_period  u64 microseconds, MOAT_PROTO_MIN_CPU_PERIOD..
  *                                  MOAT_PROTO_MAX_CPU_PERIOD; only with a quota;
  *                                  absent: MOAT_PROTO_DEFAULT_CPU_PERIOD
+ *                    4 memory_limit u64 bytes, MOAT_PROTO_MIN_MEMORY_LIMIT..: memory.max
  *                    each absent: no limit
  * INTERFACE (object) 1 name     text, 1..MOAT_PROTO_MAX_IFNAME, required: the guest's
  *                               device is renamed to it
@@ -255,6 +275,10 @@ enum {
 	MOAT_PROTO_MAX_CPU_PERIOD = 1000000,
 	MOAT_PROTO_DEFAULT_CPU_PERIOD = 100000,
 	MOAT_PROTO_MIN_CPU_QUOTA = 1000,
+	/* NAME_MAX: a CONTAINER's name is a directory's. */
+	MOAT_PROTO_MAX_NAME = 255,
+	/* Below a MiB no process starts; the kernel itself takes any number of pages. */
+	MOAT_PROTO_MIN_MEMORY_LIMIT = 1 << 20,
 };
 
 /* The largest quota the kernel takes: 2^44 - 1 us (MAX_BW with BW_SHIFT 20), 203 days. */
@@ -263,7 +287,13 @@ enum {
 /* START's namespaces. */
 #define MOAT_PROTO_NS_PID 0x1u    /* its own PID namespace: the workload is PID 1 */
 #define MOAT_PROTO_NS_CGROUP 0x2u /* its own cgroup namespace, rooted at its cgroup */
-#define MOAT_PROTO_NAMESPACES (MOAT_PROTO_NS_PID | MOAT_PROTO_NS_CGROUP)
+#define MOAT_PROTO_NS_IPC 0x4u    /* its own IPC namespace (SysV IPC, POSIX queues) */
+#define MOAT_PROTO_NS_UTS 0x8u    /* its own UTS namespace (hostname, domain name) */
+#define MOAT_PROTO_NAMESPACES \
+	(MOAT_PROTO_NS_PID | MOAT_PROTO_NS_CGROUP | MOAT_PROTO_NS_IPC | MOAT_PROTO_NS_UTS)
+
+/* The tag of the pod's share: one directory per CONTAINER, named by its name field. */
+#define MOAT_PROTO_POD_TAG "moatpod"
 
 /* SECCOMP_FILTER_FLAG_TSYNC | _LOG | _SPEC_ALLOW. NEW_LISTENER is refused:
  * nobody in the guest could take the notifications. */
@@ -280,6 +310,8 @@ enum moat_msg_type {
 	MOAT_MSG_SIGNAL = 0x04,
 	MOAT_MSG_RESIZE = 0x05,
 	MOAT_MSG_SHUTDOWN = 0x06,
+	MOAT_MSG_CONTAINER = 0x07,
+	MOAT_MSG_FREEZE = 0x08,
 	/* guest -> host */
 	MOAT_MSG_READY = 0x81,
 	MOAT_MSG_STARTED = 0x82,
@@ -287,6 +319,7 @@ enum moat_msg_type {
 	MOAT_MSG_EXITED = 0x84,
 	MOAT_MSG_ERROR = 0x85,
 	MOAT_MSG_CREDIT = 0x86,
+	MOAT_MSG_FROZEN = 0x87,
 };
 
 /* Who sent the bytes being decoded: each side accepts only the other's
@@ -357,6 +390,8 @@ struct moat_proto_resources {
 	uint64_t cpu_quota;
 	bool has_cpu_period;
 	uint64_t cpu_period;
+	bool has_memory_limit;
+	uint64_t memory_limit;
 };
 
 struct moat_proto_ifaddr {
@@ -401,12 +436,19 @@ struct moat_msg_start {
 	uint64_t realtime_ns; /* the host's CLOCK_REALTIME when it sent START */
 	struct moat_proto_interface *interfaces;
 	size_t n_interfaces;
+	char *name; /* CONTAINER only: its directory in the pod's share */
 };
 
 struct moat_msg_exec {
 	struct moat_proto_process process;
 	bool has_winsize;
 	struct moat_proto_winsize winsize;
+	uint32_t container; /* 0: START's */
+};
+
+/* FREEZE and FROZEN. */
+struct moat_msg_freeze {
+	bool frozen;
 };
 
 /* STDIN and OUTPUT. When encoding, data points at the caller's bytes; a
@@ -455,9 +497,10 @@ struct moat_msg {
 	uint16_t type; /* enum moat_msg_type */
 	uint32_t id;
 	union {
-		struct moat_msg_start start;
+		struct moat_msg_start start; /* START, CONTAINER */
 		struct moat_msg_exec exec;
-		struct moat_msg_data data; /* STDIN, OUTPUT */
+		struct moat_msg_freeze freeze; /* FREEZE, FROZEN */
+		struct moat_msg_data data;     /* STDIN, OUTPUT */
 		struct moat_msg_signal signal;
 		struct moat_msg_resize resize;
 		struct moat_msg_ready ready;

@@ -490,6 +490,94 @@ static void test_round_trip_small_messages(void **state)
 	assert_int_equal(out.u.credit.bytes, 4096);
 }
 
+/* CONTAINER: START's container fields and its name; the fields only START has are refused;
+ * EXEC's container; FREEZE and its answer, FROZEN. */
+static void test_round_trip_pod_messages(void **state)
+{
+	struct moat_msg start = full_start(), in = start, out;
+	struct moat_buf b = { 0 }, p = { 0 };
+
+	in.type = MOAT_MSG_CONTAINER;
+	in.id = 7;
+	in.u.start.interfaces = NULL;
+	in.u.start.n_interfaces = 0;
+	in.u.start.namespaces = MOAT_PROTO_NS_PID | MOAT_PROTO_NS_IPC | MOAT_PROTO_NS_UTS;
+	in.u.start.resources.has_memory_limit = true;
+	in.u.start.resources.memory_limit = 64ULL << 20;
+	in.u.start.name = "0123abcd";
+	round_trip(MOAT_PEER_HOST, &in, &out);
+	assert_string_equal(out.u.start.name, "0123abcd");
+	assert_int_equal(out.u.start.namespaces, in.u.start.namespaces);
+	assert_true(out.u.start.resources.has_memory_limit);
+	assert_int_equal(out.u.start.resources.memory_limit, 64ULL << 20);
+	assert_int_equal(out.u.start.n_mounts, in.u.start.n_mounts);
+	assert_process_equal(&in.u.start.process, &out.u.start.process);
+	moat_msg_clear(&out);
+
+	in = (struct moat_msg){ .type = MOAT_MSG_EXEC, .id = 8 };
+	in.u.exec.process = start.u.start.process;
+	in.u.exec.process.terminal = false;
+	in.u.exec.container = 7;
+	round_trip(MOAT_PEER_HOST, &in, &out);
+	assert_int_equal(out.u.exec.container, 7);
+	moat_msg_clear(&out);
+
+	in = (struct moat_msg){ .type = MOAT_MSG_FREEZE, .id = 7, .u.freeze.frozen = false };
+	round_trip(MOAT_PEER_HOST, &in, &out);
+	assert_false(out.u.freeze.frozen);
+	in.u.freeze.frozen = true;
+	round_trip(MOAT_PEER_HOST, &in, &out);
+	assert_true(out.u.freeze.frozen);
+	in.type = MOAT_MSG_FROZEN;
+	round_trip(MOAT_PEER_GUEST, &in, &out);
+	assert_true(out.u.freeze.frozen);
+
+#define CONTAINER_FRAME(extra)                                 \
+	do {                                                   \
+		b.len = p.len = 0;                             \
+		proc_min(&p);                                  \
+		{                                              \
+			struct moat_buf pl = { 0 };            \
+			tlv_buf(&pl, 1, &p);                   \
+			extra;                                 \
+			frame(&b, MOAT_MSG_CONTAINER, 7, &pl); \
+			moat_buf_free(&pl);                    \
+		}                                              \
+	} while (0)
+
+	CONTAINER_FRAME((void)0);
+	expect_reject(MOAT_PEER_HOST, &b, "CONTAINER: name: missing");
+	CONTAINER_FRAME(tlv_str(&pl, 10, ".."));
+	expect_reject(MOAT_PEER_HOST, &b, "CONTAINER: name: not a file name");
+	CONTAINER_FRAME(tlv_str(&pl, 10, "a/b"));
+	expect_reject(MOAT_PEER_HOST, &b, "CONTAINER: name: not a file name");
+	CONTAINER_FRAME(tlv_str(&pl, 10, "a\nb"));
+	expect_reject(MOAT_PEER_HOST, &b, "CONTAINER: name: contains control character 0x0a");
+	CONTAINER_FRAME((tlv_str(&pl, 10, "x"), tlv_int(&pl, 8, 1, 8)));
+	expect_reject(MOAT_PEER_HOST, &b, "CONTAINER: unknown field tag 8");
+	CONTAINER_FRAME(tlv_str(&pl, 10, "x"));
+	expect_reject(MOAT_PEER_GUEST, &b, "is not one the guest sends");
+	/* START takes no name */
+	b.len = p.len = 0;
+	tlv_str(&p, 10, "x");
+	start_frame(&b, NULL, &p);
+	expect_reject(MOAT_PEER_HOST, &b, "START: unknown field tag 10");
+	b.len = p.len = 0;
+	frame(&b, MOAT_MSG_FREEZE, 7, NULL);
+	expect_reject(MOAT_PEER_HOST, &b, "FREEZE: frozen: missing");
+	b.len = p.len = 0;
+	tlv_int(&p, 1, 2, 1);
+	frame(&b, MOAT_MSG_FREEZE, 7, &p);
+	expect_reject(MOAT_PEER_HOST, &b, "FREEZE: frozen: value 2 out of range 0..1");
+	b.len = p.len = 0;
+	tlv_int(&p, 1, 1, 1);
+	frame(&b, MOAT_MSG_FROZEN, 0, &p);
+	expect_reject(MOAT_PEER_GUEST, &b, "FROZEN: id must not be 0");
+#undef CONTAINER_FRAME
+	moat_buf_free(&b);
+	moat_buf_free(&p);
+}
+
 /* The format on the wire, byte for byte, as proto.h describes it. */
 static void test_wire_format_pinned(void **state)
 {
@@ -1086,7 +1174,7 @@ static void test_reject_mounts_and_start(void **state)
 	REJECT_START((tlv_int(&w, 1, 24, 2), tlv_buf(&p, 5, &w)), "START: winsize.cols: missing");
 	REJECT_START((w.len = 0, tlv_int(&w, 1, 24, 4), tlv_int(&w, 2, 80, 2), tlv_buf(&p, 5, &w)),
 		     "START: winsize.rows: length 4, expected 2");
-	REJECT_START(tlv_int(&p, 6, 0x4, 4), "START: namespaces: unsupported bits 0x4");
+	REJECT_START(tlv_int(&p, 6, 0x14, 4), "START: namespaces: unsupported bits 0x10");
 	REJECT_START((w.len = 0, tlv_int(&w, 1, 0, 8), tlv_buf(&p, 7, &w)),
 		     "START: resources.pids_limit: value 0 out of range 1..4194304");
 	REJECT_START(
@@ -1108,7 +1196,9 @@ static void test_reject_mounts_and_start(void **state)
 	REJECT_START((w.len = 0, tlv_int(&w, 1, 10, 4), tlv_buf(&p, 7, &w)),
 		     "START: resources.pids_limit: length 4, expected 8");
 	REJECT_START((w.len = 0, tlv_int(&w, 4, 10, 8), tlv_buf(&p, 7, &w)),
-		     "START: resources: unknown field tag 4");
+		     "START: resources.memory_limit: value 10 out of range 1048576..");
+	REJECT_START((w.len = 0, tlv_int(&w, 5, 10, 8), tlv_buf(&p, 7, &w)),
+		     "START: resources: unknown field tag 5");
 	/* INTERFACE: the name, the MAC, the MTU, each address and route checked */
 	{
 		struct moat_buf i = { 0 }, a = { 0 };
@@ -1438,6 +1528,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_start_minimal),
 		cmocka_unit_test(test_round_trip_exec),
 		cmocka_unit_test(test_round_trip_small_messages),
+		cmocka_unit_test(test_round_trip_pod_messages),
 		cmocka_unit_test(test_wire_format_pinned),
 		cmocka_unit_test(test_partial_and_back_to_back),
 		cmocka_unit_test(test_reject_framing),
