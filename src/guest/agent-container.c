@@ -206,7 +206,7 @@ int agent_ctr_freeze(struct ctr *c, bool frozen, moat_error *err)
 
 	if (write_file_at(c->cgroup_fd, "cgroup.freeze", frozen ? "1" : "0", 1, err) < 0)
 		return moat_error_ret(err);
-	c->frozen = frozen;
+	c->frozen = false;
 	while (frozen && !is_frozen(c->cgroup_fd)) {
 		if (agent_now_ms() >= deadline)
 			return moat_error_msg(err, ETIMEDOUT,
@@ -214,6 +214,7 @@ int agent_ctr_freeze(struct ctr *c, bool frozen, moat_error *err)
 					      AGENT_FREEZE_WAIT_MS);
 		agent_sleep_ms(5);
 	}
+	c->frozen = frozen;
 	return 0;
 }
 

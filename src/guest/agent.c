@@ -352,12 +352,12 @@ static void on_freeze(struct agent *a, struct moat_msg *m)
 		agent_send_error(a, m->id, ESRCH, "FREEZE: container %u is not running", m->id);
 		return;
 	}
+	/* FROZEN says what is so: the host tells a failure from the answer */
 	if (agent_ctr_freeze(c, m->u.freeze.frozen, &err) < 0) {
-		agent_send_error(a, m->id, err.code, "FREEZE: %s", err.msg);
+		agent_log("FREEZE %u: %s", m->id, err.msg);
 		moat_error_clear(&err);
-		return;
 	}
-	done.u.freeze.frozen = m->u.freeze.frozen;
+	done.u.freeze.frozen = c->frozen;
 	agent_send(a, &done);
 }
 

@@ -114,9 +114,9 @@
  *              2 errno          u32, 1..4095: the cause, when it is one
  *   CREDIT   (0x86)  the agent consumed stdin bytes of the process.
  *              1 bytes          u32, 1..MOAT_PROTO_STDIN_WINDOW, required
- *   FROZEN   (0x87, id = a container's first process)  FREEZE is done: every process
- *            of the container is stopped (or runs again).
- *              1 frozen         bool: as FREEZE asked
+ *   FROZEN   (0x87, id = a container's first process)  the answer to FREEZE: whether
+ *            every process of the container is stopped now.
+ *              1 frozen         bool: as FREEZE asked, or the other when it failed
  *
  * PROCESS SPEC (object, in START and EXEC)
  *    1 arg            string, list, 1..MOAT_PROTO_MAX_ARGS, required

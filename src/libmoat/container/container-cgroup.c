@@ -8,9 +8,11 @@
 #include "cgroup.h"
 #include "container-internal.h"
 #include "oci-cleanup.h"
+#include "pod.h"
 #include "policy.h"
 #include "utils.h"
 #include "vm-select.h"
+#include "vm-socket.h"
 
 /* The opened container's cgroup; a container without one (rootless, no resources) cannot be
  * reached this way, and what asked is named. */
@@ -25,6 +27,25 @@ static int open_cgroup(const struct moat_opened *c, const char *what, struct moa
 			what, c->st->id);
 	if (moat_cgroup_open(c->st->cgroup_path, ret, err) < 0)
 		return moat_error_prefix(err, "%s: container '%s'", what, c->st->id);
+	return 0;
+}
+
+/* A pod member's container in its pod's guest (pod.h); nothing for any other. */
+static int freeze_in_pod(const char *root, const struct moat_opened *c, bool frozen,
+			 moat_error *err)
+{
+	_cleanup_close_ int dirfd = -1;
+	const char *member;
+
+	if (c->st->vm_pod == NULL)
+		return 0;
+	if (moat_pod_vm_dir(root, c->st, c->dirfd, &dirfd, &member, err) < 0 ||
+	    moat_vm_freeze(dirfd, member, frozen, err) < 0) {
+		/* thawing what the guest does not run (paused before start, or gone) is done */
+		if (frozen || err->code != ESRCH)
+			return moat_error_ret(err);
+		moat_error_drop(err);
+	}
 	return 0;
 }
 
@@ -46,7 +67,13 @@ static int set_frozen(const char *root, const char *id, bool frozen, moat_error 
 				      moat_status_name(c.status));
 	if (open_cgroup(&c, what, &cg, err) < 0)
 		return moat_error_ret(err);
+	/* a pod member's processes are in its pod's guest: frozen before its init on the host,
+	 * thawed after it (a member not started has none there yet) */
+	if (frozen && c.status == MOAT_STATUS_RUNNING && freeze_in_pod(root, &c, true, err) < 0)
+		return moat_error_prefix(err, "%s: container '%s'", what, id);
 	if (moat_cgroup_freeze(cg, frozen, err) < 0)
+		return moat_error_prefix(err, "%s: container '%s'", what, id);
+	if (!frozen && freeze_in_pod(root, &c, false, err) < 0)
 		return moat_error_prefix(err, "%s: container '%s'", what, id);
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include "container-internal.h"
 #include "hooks.h"
 #include "oci-config.h"
+#include "pod.h"
 #include "policy.h"
 #include "terminal.h"
 #include "utils.h"
@@ -316,6 +317,8 @@ static int delete_opened(const char *root, struct moat_opened *c, bool force, mo
 		    moat_cgroup_destroy(cg, err) < 0)
 			return moat_error_prefix(err, "delete '%s': cgroup", c->st->id);
 	}
+	if (moat_pod_leave(root, c->st, err) < 0)
+		return moat_error_prefix(err, "delete '%s'", c->st->id);
 	/* poststop runs once the container is gone, but needs the saved config. */
 	run_late_hooks(c, MOAT_HOOK_POSTSTOP, "stopped", err);
 	return moat_state_dir_remove(root, c->st->id, err);

@@ -20,6 +20,7 @@
 #include "namespaces.h"
 #include "oci-cleanup.h"
 #include "oci-config.h"
+#include "pod.h"
 #include "policy.h"
 #include "process.h"
 #include "process-attrs.h"
@@ -27,9 +28,10 @@
 #include "syscall-filter.h"
 #include "userns.h"
 #include "userns-pool.h"
-#include "vm-exec.h"
+#include "vm-socket.h"
 #include "vm-guest-spec.h"
 #include "vm-jail.h"
+#include "vm-pod.h"
 #include "vm-select.h"
 #include "utils.h"
 
@@ -69,6 +71,8 @@ struct build {
 					     * to every hook from spawn on */
 	struct moat_egress_policy egress;   /* moat.egress.* annotations (egress.h) */
 	bool egress_on;
+	struct moat_vm_pod pod; /* a member of a microVM's pod: its sandbox (pod.h) */
+	bool pod_attached;      /* ... and its root is in the pod's share */
 };
 
 static int load_config(struct build *b, moat_error *err)
@@ -206,18 +210,9 @@ static int check_config(struct build *b, moat_error *err)
 	return 0;
 }
 
-/* The isolation: a container, or a microVM this host can give (vm-select.h). Everything a
- * microVM needs is checked here, before anything is made. */
-static int check_isolation(struct build *b, moat_error *err)
+/* What a microVM's jail needs of any config. */
+static int check_microvm(const struct build *b, moat_error *err)
 {
-	struct moat_vm_choice *c = &b->isolation;
-
-	if (moat_vm_choose(b->cfg, b->o->as_vm, &b->vm_defaults, c, err) < 0)
-		return moat_error_ret(err);
-	if (c->isolation != MOAT_ISOLATION_MICROVM)
-		return 0;
-	if (moat_vm_accel_check(c->accel, err) < 0)
-		return moat_error_ret(err);
 	if (!moat_ns_in_userns(&b->ns))
 		return moat_error_msg(err, EINVAL,
 				      "microvm: the VMM's jail needs a user namespace: "
@@ -227,11 +222,58 @@ static int check_isolation(struct build *b, moat_error *err)
 				      "%s: file descriptors cannot be passed into a "
 				      "microVM's guest",
 				      b->o->preserve_fds > 0 ? "--preserve-fds" : "LISTEN_FDS");
-	if (moat_vm_assets_find(&b->assets, err) < 0)
+	return 0;
+}
+
+static struct moat_vm_session *new_session(const struct moat_vm_choice *c)
+{
+	struct moat_vm_session *s = xcalloc(1, sizeof(*s));
+
+	s->vm = *c;
+	s->exec_fd = s->qemu_fd = s->pod_conn = -1;
+	return s;
+}
+
+/* A member of a microVM's pod (pod.h) runs in that VM, whatever isolation it would have had:
+ * only a config that asks for a container outright is refused. */
+static int check_member(struct build *b, moat_error *err)
+{
+	const char *asked = oci_string_map_get(b->cfg->annotations, MOAT_ISOLATION_ANNOTATION);
+	struct moat_vm_choice c = { .isolation = MOAT_ISOLATION_MICROVM,
+				    .accel = strcmp(b->pod.accel, "tcg") == 0 ? MOAT_VM_ACCEL_TCG
+									      : MOAT_VM_ACCEL_KVM };
+
+	if (asked != NULL && strcmp(asked, "container") == 0 && !b->o->as_vm)
+		return moat_error_msg(err, EINVAL,
+				      "annotations." MOAT_ISOLATION_ANNOTATION ": container, but "
+				      "the config joins the network namespace of microVM %s, "
+				      "whose pod's containers run in its guest",
+				      b->pod.sandbox);
+	if (check_microvm(b, err) < 0)
 		return moat_error_ret(err);
-	b->vm = xcalloc(1, sizeof(*b->vm));
-	b->vm->vm = *c;
-	b->vm->exec_fd = -1;
+	b->isolation = c;
+	b->vm = new_session(&c);
+	b->vm->member = true;
+	return moat_vm_pod_message(&b->pod, b->cfg, b->seccomp, b->o->id, &b->vm->start, err);
+}
+
+/* The isolation: a container, or a microVM this host can give (vm-select.h), or a place in
+ * another microVM's pod. Everything a microVM needs is checked here, before anything is
+ * made. */
+static int check_isolation(struct build *b, moat_error *err)
+{
+	struct moat_vm_choice *c = &b->isolation;
+
+	if (moat_pod_find(b->o->root, b->cfg, &b->pod))
+		return check_member(b, err);
+	if (moat_vm_choose(b->cfg, b->o->as_vm, &b->vm_defaults, c, err) < 0)
+		return moat_error_ret(err);
+	if (c->isolation != MOAT_ISOLATION_MICROVM)
+		return 0;
+	if (moat_vm_accel_check(c->accel, err) < 0 || check_microvm(b, err) < 0 ||
+	    moat_vm_assets_find(&b->assets, err) < 0)
+		return moat_error_ret(err);
+	b->vm = new_session(c);
 	b->vm->qemu_fd = b->assets.qemu_fd;
 	b->vm->egress = b->egress_on || b->o->egress_tunnel;
 	return moat_vm_start_build(b->cfg, b->seccomp, &b->vm->start, err);
@@ -246,19 +288,40 @@ static int check_egress(struct build *b, moat_error *err)
 	return 0;
 }
 
+/* A member talks to its pod's supervisor (vm-socket.h) over a connection made now, which its
+ * init inherits: the init cannot reach the socket from its jail. */
+static int connect_pod(struct build *b, moat_error *err)
+{
+	_cleanup_close_ int dirfd = open(b->pod.state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (dirfd < 0)
+		return moat_error_set(err, errno, "pod: the sandbox %s", b->pod.sandbox);
+	if (moat_vm_socket_connect(dirfd, &b->vm->pod_conn, err) < 0)
+		return moat_error_prefix(err, "pod: the sandbox %s", b->pod.sandbox);
+	return 0;
+}
+
 /* microVM mode: the jail the container machinery builds instead of the user's root (its
- * root in the state directory); the user's config is kept for the state and for exec. */
+ * root in the state directory); the user's config is kept for the state and for exec. A
+ * VM's jail gets the supervisor's socket and the pod's share; a member's, a connection to
+ * its pod's supervisor. */
 static int make_jail(struct build *b, moat_error *err)
 {
 	char root[PATH_MAX];
 	_cleanup_free_ char *jail_root = NULL;
 	struct oci_config *jail = NULL;
+	int r;
 
 	if (realpath(b->o->root, root) == NULL)
 		return moat_error_set(err, errno, "--root '%s'", b->o->root);
 	jail_root = xasprintf("%s/%s/" MOAT_VM_JAIL_DIR, root, b->o->id);
-	if (moat_vm_jail_make_root(b->dirfd, err) < 0 ||
-	    moat_vm_exec_listen(b->dirfd, &b->vm->exec_fd, err) < 0 ||
+	if (!b->vm->member)
+		b->vm->pod_share = xasprintf("%s/%s/" MOAT_VM_POD_DIR, root, b->o->id);
+	r = moat_vm_jail_make_root(b->dirfd, err);
+	if (r == 0)
+		r = b->vm->member ? connect_pod(b, err)
+				  : moat_vm_socket_listen(b->dirfd, &b->vm->exec_fd, err);
+	if (r < 0 ||
 	    moat_vm_jail_config(b->cfg, b->rootfs, jail_root, &b->assets, b->vm, &jail, err) < 0)
 		return moat_error_ret(err);
 	b->user_cfg = b->cfg;
@@ -323,6 +386,8 @@ static struct oci_string_map *shown_annotations(const struct build *b, bool with
 		oci_string_map_set(&m, MOAT_CGROUP_IGNORED_ANNOTATION, note);
 	if (net != NULL)
 		oci_string_map_set(&m, MOAT_VM_NETWORK_ANNOTATION, net);
+	if (b->pod.sandbox != NULL)
+		oci_string_map_set(&m, MOAT_VM_POD_ANNOTATION, b->pod.sandbox);
 	return m;
 }
 
@@ -590,7 +655,9 @@ static int save_state(struct build *b, moat_error *err)
 		.cgroup_path = b->cgroup_path,
 		.isolation = (char *)isolation,
 		.vm_memory_mib = b->isolation.memory_mib,
-		.vm_memory_mib_present = b->isolation.isolation == MOAT_ISOLATION_MICROVM,
+		.vm_memory_mib_present =
+			b->isolation.isolation == MOAT_ISOLATION_MICROVM && b->pod.sandbox == NULL,
+		.vm_pod = b->pod.sandbox,
 		.cgroup_applied =
 			b->cg ? (struct oci_string_map *)moat_cgroup_applied(b->cg) : NULL,
 		.cgroup_ignored =
@@ -637,6 +704,9 @@ static void undo(struct build *b)
 	if (b->cg)
 		moat_cgroup_destroy(b->cg, &ignored);
 	moat_error_clear(&ignored);
+	if (b->pod_attached)
+		moat_vm_pod_detach(&b->pod, b->o->id, &ignored);
+	moat_error_clear(&ignored);
 	if (b->hooks_started) {
 		_cleanup_free_ char *json = creating_json(b, 0, "stopped");
 
@@ -675,27 +745,16 @@ static void build_free(struct build *b)
 	oci_config_free(b->user_cfg);
 	moat_vm_assets_free(&b->assets);
 	moat_vm_session_free(b->vm);
+	moat_vm_pod_clear(&b->pod);
 	free(b->bundle);
 	free(b->rootfs);
-}
-
-/* The network namespace the config joins by path, or NULL. */
-static const char *joined_netns(const struct oci_config *cfg)
-{
-	const struct oci_linux *lx = cfg->linux;
-
-	for (size_t i = 0; lx != NULL && i < lx->namespaces_len; i++)
-		if (strcmp(lx->namespaces[i]->type, "network") == 0 && lx->namespaces[i]->path &&
-		    lx->namespaces[i]->path[0] != '\0')
-			return lx->namespaces[i]->path;
-	return NULL;
 }
 
 /* microVM mode: the interfaces of the network namespace the config joins go into the guest
  * (vm-net.h), recorded in the state to come back at delete. */
 static int take_network(struct build *b, moat_error *err)
 {
-	const char *path = joined_netns(b->user_cfg ? b->user_cfg : b->cfg);
+	const char *path = moat_config_joined_netns(b->user_cfg ? b->user_cfg : b->cfg);
 
 	if (path == NULL)
 		return 0;
@@ -720,10 +779,16 @@ static int build(struct build *b, moat_error *err)
 	b->made_dir = true;
 	if (b->auto_userns && !b->joined_userns && lend_host_ids(b, err) < 0)
 		return moat_error_ret(err);
-	if (b->vm != NULL && (make_jail(b, err) < 0 || take_network(b, err) < 0))
+	if (b->vm != NULL &&
+	    (make_jail(b, err) < 0 || (!b->vm->member && take_network(b, err) < 0)))
 		return moat_error_ret(err);
 	if (make_fifo(b, err) < 0 || make_cgroup(b, err) < 0 || spawn(b, err) < 0)
 		return moat_error_ret(err);
+	if (b->vm != NULL && b->vm->member) {
+		if (moat_vm_pod_attach(&b->pod, b->init, o->id, err) < 0)
+			return moat_error_ret(err);
+		b->pod_attached = true;
+	}
 	if (b->egress_on && moat_egress_start_for(&b->egress, b->init, b->dirfd, o->id, err) < 0)
 		return moat_error_ret(err);
 	if (save_state(b, err) < 0)

@@ -31,6 +31,7 @@ static const struct ocijson_field state_fields[] = {
 	OCIJSON_STR_MAP(S, "cgroupIgnored", cgroup_ignored, 0),
 	OCIJSON_STR(S, "isolation", isolation, 0),
 	OCIJSON_U32_OPT(S, "vmMemoryMib", vm_memory_mib),
+	OCIJSON_STR(S, "vmPod", vm_pod, 0),
 	OCIJSON_STR_MAP(S, "annotations", annotations, 0),
 	OCIJSON_STR_MAP(S, "policy", policy, 0),
 };

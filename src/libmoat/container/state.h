@@ -40,6 +40,7 @@ struct moat_state {
 	uint32_t vm_memory_mib; /* a microVM's guest memory as booted (absent in the state
 				    * of a microVM that a moat before this field created) */
 	bool vm_memory_mib_present;
+	char *vm_pod; /* a member of a microVM's pod (pod.h): the sandbox's id */
 	struct oci_string_map *annotations;
 	struct oci_string_map *policy; /* rule -> what the policy changed in the config */
 };

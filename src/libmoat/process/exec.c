@@ -30,6 +30,7 @@
 #include "syscall-filter.h"
 #include "terminal.h"
 #include "utils.h"
+#include "pod.h"
 #include "vm-exec.h"
 
 /* What exec learned about the container while holding its lock. */
@@ -320,16 +321,19 @@ static bool is_microvm(const struct target *t)
 	return t->st->isolation != NULL && strcmp(t->st->isolation, "microvm") == 0;
 }
 
-/* A microVM's processes live in the guest: its supervisor runs this one (vm-exec.h). The
- * process is held to the policy as any exec'd one; the container's lock is released before
- * the (long) conversation, on a reopened state directory that holds none. */
+/* A microVM's processes live in the guest: its supervisor (a pod member's: its pod's) runs
+ * this one (vm-exec.h). The process is held to the policy as any exec'd one; the container's
+ * lock is released before the (long) conversation, on a reopened state directory that holds
+ * none. */
 static int exec_in_vm(const struct moat_exec_opts *o, struct target *t, int *ret_status,
 		      moat_error *err)
 {
 	struct moat_exec_opts vo = *o;
 	struct oci_config view = *t->cfg;
 	struct oci_process proc = *o->process;
-	int dirfd, r;
+	const char *member = NULL;
+	_cleanup_free_ char *name = NULL;
+	int dirfd = -1, r;
 
 	view.process = &proc;
 	if (o->n_cgroups > 0 || moat_state_status(t->dirfd, t->st) != MOAT_STATUS_RUNNING) {
@@ -349,15 +353,14 @@ static int exec_in_vm(const struct moat_exec_opts *o, struct target *t, int *ret
 				      o->id, moat_status_name(status));
 	}
 	r = hold_to_policy(o, &view, err);
-	dirfd = openat(t->dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (r == 0)
+		r = moat_pod_vm_dir(o->root, t->st, t->dirfd, &dirfd, &member, err);
+	name = member ? xstrdup(member) : NULL;
 	target_close(t);
-	if (r < 0 || dirfd < 0) {
-		if (dirfd >= 0)
-			close(dirfd);
-		return r < 0 ? r : moat_error_set(err, errno, "exec: reopen the state directory");
-	}
+	if (r < 0)
+		return moat_error_prefix(err, "exec");
 	vo.process = &proc;
-	r = moat_vm_exec(&vo, dirfd, ret_status, err);
+	r = moat_vm_exec(&vo, dirfd, name, ret_status, err);
 	close(dirfd);
 	if (r == 0 && !o->detach && o->ret_wstatus != NULL)
 		*o->ret_wstatus = *ret_status > 128 && *ret_status <= 128 + 64

@@ -2,6 +2,7 @@
 /* moat: the processes that become the container. */
 #include "init.h"
 #include "vm-jail.h"
+#include "vm-member.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -191,7 +192,7 @@ static int build_container(const struct moat_init_args *a, int *idmapped, struct
 
 	if (a->ns->create[MOAT_NS_CGROUP] && unshare(CLONE_NEWCGROUP) < 0)
 		return moat_error_set(err, errno, "create the cgroup namespace");
-	if (a->vm != NULL && moat_vm_check_network(a->vm, err) < 0)
+	if (a->vm != NULL && !a->vm->member && moat_vm_check_network(a->vm, err) < 0)
 		return moat_error_ret(err);
 	if (setsid() < 0)
 		return moat_error_set(err, errno, "setsid");
@@ -287,7 +288,8 @@ __attribute__((noreturn)) static void stage2(const struct moat_init_args *args)
 		_exit(127);
 	}
 	if (a->vm != NULL)
-		_exit(moat_vm_supervise(a->vm, a->cfg->process->terminal));
+		_exit(a->vm->member ? moat_vm_member_run(a->vm, a->cfg->process->terminal)
+				    : moat_vm_supervise(a->vm, a->cfg->process->terminal));
 	execve(exec.path, exec.argv, exec.envp);
 	fprintf(stderr, "moat: exec '%s': %s\n", exec.path, strerror(errno));
 	_exit(127);

@@ -20,94 +20,7 @@
 
 #include "sync.h"
 #include "utils.h"
-
-static int socket_path(int dirfd, struct sockaddr_un *ret, moat_error *err)
-{
-	*ret = (struct sockaddr_un){ .sun_family = AF_UNIX };
-	/* through the directory's fd: however long the state root's path is */
-	if ((size_t)snprintf(ret->sun_path, sizeof(ret->sun_path), "/proc/self/fd/%d/%s", dirfd,
-			     MOAT_VM_EXEC_SOCKET) >= sizeof(ret->sun_path))
-		return moat_error_msg(err, ENAMETOOLONG, "microvm: exec socket path");
-	return 0;
-}
-
-int moat_vm_exec_listen(int state_dirfd, int *ret_fd, moat_error *err)
-{
-	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_un sa;
-
-	if (fd < 0)
-		return moat_error_set(err, errno, "microvm: exec socket");
-	if (socket_path(state_dirfd, &sa, err) < 0)
-		return moat_error_ret(err);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0)
-		return moat_error_set(err, errno, "microvm: bind the exec socket");
-	/* only root on the host (moat exec) connects; the supervisor holds the listening fd */
-	fchmodat(state_dirfd, MOAT_VM_EXEC_SOCKET, 0600, 0);
-	*ret_fd = TAKE_FD(fd);
-	return 0;
-}
-
-/* ---- the client --------------------------------------------------------------------------- */
-
-static int send_request(int conn, const struct oci_process *p, const int fds[3], moat_error *err)
-{
-	_cleanup_free_ char *json = NULL, *msg = NULL;
-	size_t len = 0;
-	int r = ocijson_generate(&oci_process_type, p, false, &json, &len, &msg);
-	struct moat_vm_exec_request h = { .magic = MOAT_VM_EXEC_MAGIC };
-	char cbuf[CMSG_SPACE(3 * sizeof(int))] = { 0 };
-	struct iovec iov = { &h, sizeof(h) };
-	struct msghdr mh = { .msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-
-	if (r < 0)
-		return moat_error_msg(err, -r, "exec: process: %s", msg ? msg : "generate");
-	if (len > MOAT_VM_EXEC_MAX_REQUEST)
-		return moat_error_msg(err, E2BIG, "exec: the process is larger than %d bytes",
-				      MOAT_VM_EXEC_MAX_REQUEST);
-	h.json_len = (uint32_t)len;
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(3 * sizeof(int));
-	memcpy(CMSG_DATA(c), fds, 3 * sizeof(int));
-	if (sendmsg(conn, &mh, MSG_NOSIGNAL) != sizeof(h) || write_all(conn, json, len) < 0)
-		return moat_error_set(err, errno, "exec: send the request to the supervisor");
-	return 0;
-}
-
-/* The supervisor's next reply; its message is text from a less trusted process: cut and
- * cleaned before anyone prints it. */
-static int read_reply(int conn, struct moat_vm_exec_reply *r, moat_error *err)
-{
-	ssize_t n = read_all(conn, r, sizeof(*r));
-
-	if (n != sizeof(*r))
-		return moat_error_msg(err, EPIPE, "exec: the microVM's supervisor hung up");
-	r->message[sizeof(r->message) - 1] = '\0';
-	for (char *c = r->message; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = '?';
-	return 0;
-}
-
-static int connect_supervisor(int dirfd, int *ret, moat_error *err)
-{
-	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_un sa;
-
-	if (fd < 0)
-		return moat_error_set(err, errno, "exec: socket");
-	if (socket_path(dirfd, &sa, err) < 0)
-		return moat_error_ret(err);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return moat_error_set(err, errno, "exec: connect to the microVM's supervisor");
-	*ret = TAKE_FD(fd);
-	return 0;
-}
+#include "vm-socket.h"
 
 /* The fds the guest process talks through: ours, or with --console-socket the slave of a
  * pty whose master goes there (the guest has the real terminal; this one passes bytes). */
@@ -144,63 +57,27 @@ static int stdio_fds(const struct moat_exec_opts *o, int fds[3], int *ret_slave,
 /* The signals a client passes on to its guest process; the rest keep their meaning here. */
 static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM };
 
-/* Until the supervisor's next reply other than STARTED, each forwarded signal this process
- * gets goes to the guest process. */
-static int wait_forwarding(int conn, struct moat_vm_exec_reply *r, moat_error *err)
+/* Request, STARTED; then EXITED's code. */
+static int converse(const struct moat_exec_opts *o, int dirfd, const char *member, int ready_fd,
+		    int *ret_code, moat_error *err)
 {
-	sigset_t set, old;
-	_cleanup_close_ int sfd = -1;
-	int rc = 0;
-
-	sigemptyset(&set);
-	for (size_t i = 0; i < MOAT_ARRAY_SIZE(forwarded); i++)
-		sigaddset(&set, forwarded[i]);
-	if (sigprocmask(SIG_BLOCK, &set, &old) < 0 || (sfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0)
-		return moat_error_set(err, errno, "exec: signalfd");
-	for (;;) {
-		struct pollfd p[2] = { { conn, POLLIN, 0 }, { sfd, POLLIN, 0 } };
-		struct signalfd_siginfo si;
-
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = moat_error_set(err, errno, "exec: poll");
-			break;
-		}
-		if (p[1].revents && read(sfd, &si, sizeof(si)) == sizeof(si)) {
-			struct moat_vm_exec_signal m = { MOAT_VM_EXEC_SIGNAL_MAGIC,
-							 (int32_t)si.ssi_signo };
-
-			write_all(conn, &m, sizeof(m)); /* a supervisor gone shows as a hang-up */
-		}
-		if (!p[0].revents)
-			continue;
-		if (read_reply(conn, r, err) < 0) {
-			rc = -1;
-			break;
-		}
-		if (r->type != MOAT_VM_REPLY_STARTED)
-			break;
-	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return rc;
-}
-
-/* Request, STARTED; then with wait, EXITED's code. */
-static int converse(const struct moat_exec_opts *o, int dirfd, int ready_fd, int *ret_code,
-		    moat_error *err)
-{
+	_cleanup_free_ char *json = NULL, *msg = NULL;
 	_cleanup_close_ int conn = -1;
-	struct moat_vm_exec_reply r;
+	struct moat_vm_reply r;
 	int fds[3], slave = -1, rc;
+	size_t len = 0;
+	sigset_t set;
 
-	if (connect_supervisor(dirfd, &conn, err) < 0 || stdio_fds(o, fds, &slave, err) < 0)
-		return moat_error_ret(err);
-	rc = send_request(conn, o->process, fds, err);
+	rc = ocijson_generate(&oci_process_type, o->process, false, &json, &len, &msg);
+	if (rc < 0)
+		return moat_error_msg(err, -rc, "exec: process: %s", msg ? msg : "generate");
+	if (moat_vm_socket_connect(dirfd, &conn, err) < 0 || stdio_fds(o, fds, &slave, err) < 0)
+		return moat_error_prefix(err, "exec");
+	rc = moat_vm_request_send(conn, MOAT_VM_REQ_EXEC, member, json, len, 0, fds, 3, err);
 	if (slave >= 0)
 		close(slave);
-	if (rc < 0 || read_reply(conn, &r, err) < 0)
-		return moat_error_ret(err);
+	if (rc < 0 || moat_vm_reply_read(conn, &r, err) < 0)
+		return moat_error_prefix(err, "exec");
 	if (r.type == MOAT_VM_REPLY_ERROR)
 		return moat_error_msg(err, EINVAL, "exec: %s", r.message);
 	if (r.type != MOAT_VM_REPLY_STARTED)
@@ -209,8 +86,11 @@ static int converse(const struct moat_exec_opts *o, int dirfd, int ready_fd, int
 		write_all(ready_fd, "", 1);
 		close(ready_fd);
 	}
-	if (wait_forwarding(conn, &r, err) < 0)
-		return moat_error_ret(err);
+	sigemptyset(&set);
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(forwarded); i++)
+		sigaddset(&set, forwarded[i]);
+	if (moat_vm_reply_wait(conn, &set, &r, err) < 0)
+		return moat_error_prefix(err, "exec");
 	if (r.type == MOAT_VM_REPLY_ERROR)
 		return moat_error_msg(err, EIO, "exec: %s", r.message);
 	*ret_code = r.value;
@@ -219,7 +99,7 @@ static int converse(const struct moat_exec_opts *o, int dirfd, int ready_fd, int
 
 /* --detach: a child waits for the guest process and exits with its code; we return once it
  * runs, with the child's pid in --pid-file. */
-static int detach(const struct moat_exec_opts *o, int dirfd, moat_error *err)
+static int detach(const struct moat_exec_opts *o, int dirfd, const char *member, moat_error *err)
 {
 	int p[2], code = 0;
 	pid_t pid;
@@ -232,7 +112,7 @@ static int detach(const struct moat_exec_opts *o, int dirfd, moat_error *err)
 		moat_error e = MOAT_ERROR_INIT;
 
 		close(p[0]);
-		if (converse(o, dirfd, p[1], &code, &e) < 0) {
+		if (converse(o, dirfd, member, p[1], &code, &e) < 0) {
 			write_all(p[1], e.msg, strlen(e.msg) + 1);
 			_exit(126);
 		}
@@ -265,21 +145,22 @@ static int detach(const struct moat_exec_opts *o, int dirfd, moat_error *err)
 }
 
 /* Foreground on our own terminal: raw while the guest's pty runs the show. */
-int moat_vm_exec(const struct moat_exec_opts *o, int state_dirfd, int *ret_status, moat_error *err)
+int moat_vm_exec(const struct moat_exec_opts *o, int state_dirfd, const char *member,
+		 int *ret_status, moat_error *err)
 {
 	struct termios saved;
 	bool raw = false;
 	int r, code = 0;
 
 	if (o->detach)
-		return detach(o, state_dirfd, err);
+		return detach(o, state_dirfd, member, err);
 	if (o->process->terminal && o->console_socket == NULL && tcgetattr(0, &saved) == 0) {
 		struct termios t = saved;
 
 		cfmakeraw(&t);
 		raw = tcsetattr(0, TCSANOW, &t) == 0;
 	}
-	r = converse(o, state_dirfd, -1, &code, err);
+	r = converse(o, state_dirfd, member, -1, &code, err);
 	if (raw)
 		tcsetattr(0, TCSANOW, &saved);
 	if (r == 0)

@@ -15,6 +15,7 @@
 #include "mount.h"
 #include "strv.h"
 #include "utils.h"
+#include "vm-pod.h"
 #include "vm-seccomp.h"
 
 #ifndef PKGLIBDIR
@@ -90,7 +91,8 @@ void moat_vm_assets_free(struct moat_vm_assets *a)
 /* The host's /bin, /lib... are symlinks into /usr on a merged-/usr system (Debian 12): the
  * jail gets the same links, and /usr itself by bind mount. */
 static const char *const usr_links[] = { "bin", "sbin", "lib", "lib64", "lib32", "libx32" };
-static const char *const jail_dirs[] = { "usr", "etc", "dev", "proc", "tmp", "rootfs", "moat-vm" };
+static const char *const jail_dirs[] = { "usr", "etc",    "dev",     "proc",
+					 "tmp", "rootfs", "moat-vm", MOAT_VM_JAIL_POD + 1 };
 static const char *const jail_files[] = { "etc/ld.so.cache", "moat-vm/kernel",
 					  "moat-vm/initramfs" };
 
@@ -99,7 +101,8 @@ int moat_vm_jail_make_root(int state_dirfd, moat_error *err)
 	_cleanup_close_ int fd = -1;
 	char target[64];
 
-	if (mkdirat(state_dirfd, MOAT_VM_JAIL_DIR, 0755) < 0)
+	if (mkdirat(state_dirfd, MOAT_VM_JAIL_DIR, 0755) < 0 ||
+	    mkdirat(state_dirfd, MOAT_VM_POD_DIR, 0755) < 0)
 		return moat_error_set(err, errno, "microvm: make the jail");
 	fd = openat(state_dirfd, MOAT_VM_JAIL_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -251,9 +254,26 @@ MOAT_TMPFS_CHECK(JAIL_DEV_KIB, JAIL_DEV_INODES);
 #define JAIL_TMP_INODES 256
 MOAT_TMPFS_CHECK(JAIL_TMP_KIB, JAIL_TMP_INODES);
 
-/* What QEMU needs, read-only, resolved in the jail's root; the rootfs; then the user's bind
- * mounts, with their own destinations: s->workload makes the init resolve them inside the
- * rootfs (rootfs.h), never in the jail. */
+/* QEMU, its libraries, the guest's kernel and initramfs, read-only; the pod's share, which
+ * the guest may write into only where a member's root is mounted. */
+static void vmm_mounts(struct oci_config *jail, const struct moat_vm_assets *a,
+		       const struct moat_vm_session *s)
+{
+	ADD(jail, "/usr", "bind", "/usr", "rbind", "ro", "nosuid", "nodev");
+	if (access("/etc/ld.so.cache", R_OK) == 0)
+		ADD(jail, "/etc/ld.so.cache", "bind", "/etc/ld.so.cache", "bind", "ro", "nosuid",
+		    "nodev", "noexec");
+	ADD(jail, MOAT_VM_JAIL_KERNEL, "bind", a->kernel, "bind", "ro", "nosuid", "nodev",
+	    "noexec");
+	ADD(jail, MOAT_VM_JAIL_INITRAMFS, "bind", a->initramfs, "bind", "ro", "nosuid", "nodev",
+	    "noexec");
+	ADD(jail, MOAT_VM_JAIL_POD, "bind", s->pod_share, "bind", "ro", "nosuid", "nodev");
+}
+
+/* What QEMU needs, read-only, resolved in the jail's root; the pod's share; the rootfs; then
+ * the user's bind mounts, with their own destinations: s->workload makes the init resolve
+ * them inside the rootfs (rootfs.h), never in the jail. A pod member's jail runs no QEMU: it
+ * has the rootfs and its binds, for moat to clone into the pod's share (vm-pod.h). */
 static void jail_mounts(struct oci_config *jail, const struct oci_config *user, const char *rootfs,
 			const struct moat_vm_assets *a, struct moat_vm_session *s)
 {
@@ -272,14 +292,8 @@ static void jail_mounts(struct oci_config *jail, const struct oci_config *user, 
 	    "ptmxmode=0666", "mode=0620");
 	ADD(jail, "/tmp", "tmpfs", "tmpfs", "nosuid", "nodev", "noexec", "mode=1777",
 	    MOAT_TMPFS_SIZE_OPT(JAIL_TMP_KIB), MOAT_TMPFS_INODES_OPT(JAIL_TMP_INODES));
-	ADD(jail, "/usr", "bind", "/usr", "rbind", "ro", "nosuid", "nodev");
-	if (access("/etc/ld.so.cache", R_OK) == 0)
-		ADD(jail, "/etc/ld.so.cache", "bind", "/etc/ld.so.cache", "bind", "ro", "nosuid",
-		    "nodev", "noexec");
-	ADD(jail, MOAT_VM_JAIL_KERNEL, "bind", a->kernel, "bind", "ro", "nosuid", "nodev",
-	    "noexec");
-	ADD(jail, MOAT_VM_JAIL_INITRAMFS, "bind", a->initramfs, "bind", "ro", "nosuid", "nodev",
-	    "noexec");
+	if (!s->member)
+		vmm_mounts(jail, a, s);
 	ADD(jail, MOAT_VM_JAIL_ROOTFS, "bind", rootfs, "rbind", "nosuid", "nodev");
 	s->workload_index = xcalloc(user->mounts_len + 1, sizeof(*s->workload_index));
 	s->workload_landed = xcalloc(user->mounts_len + 1, sizeof(*s->workload_landed));
@@ -370,7 +384,7 @@ static void jail_process(struct oci_config *jail, uint32_t uid, uint32_t gid)
 
 /* The guest's filter is the agent's to load, and the VMM's own is this one's; the devices are
  * the guest's own, but for KVM's. */
-static int jail_linux(struct oci_linux *lx, const struct moat_vm_choice *vm, moat_error *err)
+static int jail_linux(struct oci_linux *lx, const struct moat_vm_session *s, moat_error *err)
 {
 	ocijson_free(&oci_seccomp_type, lx->seccomp);
 	lx->seccomp = NULL;
@@ -383,7 +397,7 @@ static int jail_linux(struct oci_linux *lx, const struct moat_vm_choice *vm, moa
 	lx->devices_len = 0;
 	ocijson_free(&oci_personality_type, lx->personality);
 	lx->personality = NULL;
-	if (vm->accel == MOAT_VM_ACCEL_KVM) {
+	if (!s->member && s->vm.accel == MOAT_VM_ACCEL_KVM) {
 		lx->devices = xcalloc(2, sizeof(*lx->devices));
 		lx->devices[0] = xcalloc(1, sizeof(**lx->devices));
 		*lx->devices[0] = (struct oci_device){ .type = xstrdup("c"),
@@ -416,7 +430,7 @@ int moat_vm_jail_config(const struct oci_config *user, const char *rootfs, const
 	jail_process(jail, uid, gid);
 	if (jail->linux == NULL)
 		jail->linux = xcalloc(1, sizeof(*jail->linux));
-	if (jail_linux(jail->linux, &s->vm, err) < 0) {
+	if (jail_linux(jail->linux, s, err) < 0) {
 		oci_config_free(jail);
 		return moat_error_ret(err);
 	}

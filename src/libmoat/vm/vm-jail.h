@@ -61,7 +61,10 @@ int moat_vm_jail_make_root(int state_dirfd, moat_error *err);
 
 /* The config the jail is built from: user's namespaces, cgroup and resources, root at
  * jail_root, the mounts described above (their layout in s->workload and
- * s->share_readonly), the supervisor as its process under the VMM's seccomp filter. */
+ * s->share_readonly), the supervisor as its process under the VMM's seccomp filter. A pod
+ * member's jail (s->member: vm-pod.h) is the same without QEMU's files (a is not used, and
+ * may be NULL): its rootfs is cloned into the pod's share, and its process is the member's
+ * relay (vm-member.h). */
 int moat_vm_jail_config(const struct oci_config *user, const char *rootfs, const char *jail_root,
 			const struct moat_vm_assets *a, struct moat_vm_session *s,
 			struct oci_config **ret, moat_error *err);

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "proto.h"
 #include "strv.h"
 #include "tunnel.h"
 #include "utils.h"
@@ -186,6 +187,21 @@ static void add_share(struct argv_builder *b, const struct moat_vm_launch *l)
 	add(b, "virtio-9p-device,fsdev=root,mount_tag=moatroot");
 }
 
+/* The pod's share (vm-pod.h), tag MOAT_PROTO_POD_TAG: its members' roots, each with the
+ * filesystems of its binds. */
+static void add_pod_share(struct argv_builder *b, const struct moat_vm_launch *l)
+{
+	_cleanup_free_ char *path = NULL;
+
+	if (l->pod_share == NULL)
+		return;
+	path = qemu_escape(l->pod_share);
+	add(b, "-fsdev");
+	addf(b, "local,id=pod,path=%s,security_model=none,multidevs=remap", path);
+	add(b, "-device");
+	add(b, "virtio-9p-device,fsdev=pod,mount_tag=" MOAT_PROTO_POD_TAG);
+}
+
 char **moat_vm_qemu_argv(const struct moat_vm_launch *l)
 {
 	struct argv_builder b = { 0 };
@@ -196,6 +212,7 @@ char **moat_vm_qemu_argv(const struct moat_vm_launch *l)
 	add_ports(&b, l);
 	add_nics(&b, l);
 	add_share(&b, l);
+	add_pod_share(&b, l);
 	return b.v;
 }
 

@@ -28,9 +28,10 @@ struct moat_vm_launch {
 	const char *initramfs;   /* the agent's initramfs */
 	const char *rootfs;      /* the directory shared as the guest's root */
 	bool rootfs_readonly;    /* share it read-only */
+	const char *pod_share;   /* the directory shared as the pod's (vm-pod.h); NULL: none */
 	const char *console_log; /* where the guest kernel's console goes; NULL: nowhere */
 	const struct moat_vm_choice *vm;
-	int agent_fd; /* QEMU's end of the agent's socket */
+	int agent_fd;  /* QEMU's end of the agent's socket */
 	bool egress;   /* a second port, moat.egress (src/proto/tunnel.h), on egress_fd */
 	int egress_fd; /* QEMU's end of the egress tunnel's socket */
 	/* virtio-net devices (docs/microvm-network.md): a tap fd and its MAC each */

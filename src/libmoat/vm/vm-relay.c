@@ -16,26 +16,32 @@
 #include <unistd.h>
 
 #include "utils.h"
-#include "vm-exec.h"
 #include "vm-guest-spec.h"
+#include "vm-socket.h"
 
 /* What the supervisor buffers towards the guest before it stops reading stdin: a few DATA
  * frames. */
 #define RELAY_OUT_HIGH (4 * (MOAT_PROTO_MAX_DATA + 64))
 /* After the workload's EXITED: how long the guest gets to power off after SHUTDOWN. */
 #define RELAY_SHUTDOWN_MS 3000
-/* The workload and the exec'd processes alive at once. */
-#define RELAY_MAX_PROCS (1 + MOAT_VM_EXEC_MAX_CLIENTS)
+/* The workload and the clients' processes alive at once. */
+#define RELAY_MAX_PROCS (1 + MOAT_VM_MAX_CLIENTS)
 
-/* One process in the guest and the host fds it talks through. */
+/* One process in the guest (or a client whose request is still to come) and the host fds it
+ * talks through. */
 struct proc {
 	uint32_t id;               /* 0: free slot */
 	int in_fd, out_fd, err_fd; /* -1: none */
-	int conn;                  /* exec: the client's connection; -1 for the workload */
-	bool owns_fds;             /* exec: the fds came from the client */
+	int conn;                  /* a client's connection; -1 for the workload */
+	bool pending;              /* conn is accepted, its request not read yet */
+	bool owns_fds;             /* the fds came from the client */
 	bool terminal, started, stdin_open;
 	int64_t window;    /* stdin bytes the agent still takes */
 	struct winsize ws; /* the size last sent (terminal) */
+	char *member;      /* CONTAINER: the pod member's id; its container's first process */
+	bool freezing;     /* a FREEZE request waits for FROZEN on freeze_conn */
+	int freeze_conn;
+	bool freeze_want; /* what it asked */
 };
 
 struct relay {
@@ -67,6 +73,12 @@ static struct proc *find(struct relay *s, uint32_t id)
 
 static void proc_release(struct proc *p)
 {
+	if (p->freezing) {
+		moat_vm_reply_send(p->freeze_conn, MOAT_VM_REPLY_ERROR, ESRCH,
+				   "the container ended");
+		close(p->freeze_conn);
+	}
+	free(p->member);
 	if (p->owns_fds) {
 		if (p->in_fd >= 0)
 			close(p->in_fd);
@@ -119,16 +131,23 @@ static int sync_size(struct relay *s, struct proc *p)
 
 static void reply(struct proc *p, uint32_t type, int32_t value, const char *msg)
 {
-	struct moat_vm_exec_reply r = { .type = type, .value = value };
-
 	if (p->conn < 0)
 		return;
-	if (msg != NULL)
-		snprintf(r.message, sizeof(r.message), "%s", msg);
-	if (write_all(p->conn, &r, sizeof(r)) < 0) {
+	if (moat_vm_reply_send(p->conn, type, value, msg) < 0) {
 		close(p->conn); /* the client went away: the process runs on */
 		p->conn = -1;
 	}
+}
+
+/* A member's FREEZE request hears how it went. */
+static void freeze_answer(struct proc *p, bool ok, const char *why)
+{
+	if (!p->freezing)
+		return;
+	moat_vm_reply_send(p->freeze_conn, ok ? MOAT_VM_REPLY_DONE : MOAT_VM_REPLY_ERROR,
+			   ok ? 0 : EIO, why);
+	close(p->freeze_conn);
+	p->freezing = false;
 }
 
 static int write_output(struct relay *s, struct proc *p, const struct moat_msg_data *d)
@@ -159,8 +178,12 @@ static int on_exited(struct relay *s, struct proc *p, const struct moat_msg_exit
 
 static int on_error(struct relay *s, struct proc *p, uint32_t id, const struct moat_msg_error *e)
 {
-	if (p != NULL && p != &s->procs[0]) { /* an exec'd process: its client hears of it */
-		reply(p, MOAT_VM_REPLY_ERROR, 0, e->message);
+	if (p != NULL && p->freezing) {
+		freeze_answer(p, false, e->message);
+		return 0;
+	}
+	if (p != NULL && p != &s->procs[0]) { /* a client's process: its client hears of it */
+		reply(p, MOAT_VM_REPLY_ERROR, e->has_errno ? (int32_t)e->errnum : 0, e->message);
 		if (!p->started)
 			proc_release(p);
 		return 0;
@@ -207,6 +230,10 @@ static int on_message(struct relay *s, struct moat_msg *m)
 		p->window = MIN(p->window + m->u.credit.bytes, MOAT_PROTO_STDIN_WINDOW);
 		return 0;
 	case MOAT_MSG_EXITED: return on_exited(s, p, &m->u.exited);
+	case MOAT_MSG_FROZEN:
+		freeze_answer(p, m->u.freeze.frozen == p->freeze_want,
+			      "the guest could not freeze or thaw the container");
+		return 0;
 	default:
 		return moat_error_msg(s->err, EPROTO,
 				      "microvm: the guest sent %s, which it may not",
@@ -279,41 +306,22 @@ static int read_signal(struct relay *s)
 	return send_msg(s, &m);
 }
 
-/* ---- exec requests ------------------------------------------------------------------------ */
+/* ---- the clients' requests (vm-socket.h) ---------------------------------------------------- */
 
-static int recv_request(int conn, char **ret_json, int fds[3])
+/* The member whose container is name, running. */
+static struct proc *find_member(struct relay *s, const char *name)
 {
-	struct moat_vm_exec_request h;
-	char cbuf[CMSG_SPACE(3 * sizeof(int))];
-	struct iovec iov = { &h, sizeof(h) };
-	struct msghdr mh = { .msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c;
-	char *json;
-
-	if (recvmsg(conn, &mh, MSG_CMSG_CLOEXEC | MSG_WAITALL) != sizeof(h))
-		return -EPROTO;
-	c = CMSG_FIRSTHDR(&mh);
-	if (c == NULL || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(3 * sizeof(int)))
-		return -EPROTO;
-	memcpy(fds, CMSG_DATA(c), 3 * sizeof(int));
-	if (h.magic != MOAT_VM_EXEC_MAGIC || h.json_len == 0 ||
-	    h.json_len > MOAT_VM_EXEC_MAX_REQUEST)
-		return -EPROTO;
-	json = xmalloc(h.json_len + 1);
-	if (read_all(conn, json, h.json_len) != (ssize_t)h.json_len) {
-		free(json);
-		return -EPROTO;
-	}
-	json[h.json_len] = '\0';
-	*ret_json = json;
-	return 0;
+	for (size_t i = 1; i < RELAY_MAX_PROCS; i++)
+		if (s->procs[i].id != 0 && s->procs[i].member != NULL &&
+		    strcmp(s->procs[i].member, name) == 0)
+			return &s->procs[i];
+	return NULL;
 }
 
-/* The EXEC frame for a request; the guest's filter is the workload's. */
-static int start_exec(struct relay *s, struct proc *p, const char *json, moat_error *err)
+/* The EXEC frame for a request, in the VM's own container (in 0) or a member's; the guest's
+ * filter is the workload's. */
+static int start_exec(struct relay *s, struct proc *p, const char *json, uint32_t in,
+		      moat_error *err)
 {
 	struct moat_msg m = { .type = MOAT_MSG_EXEC, .id = p->id };
 	const struct moat_proto_process *w = &s->r->start->process;
@@ -330,6 +338,7 @@ static int start_exec(struct relay *s, struct proc *p, const char *json, moat_er
 		m.u.exec.process.n_seccomp = w->n_seccomp;
 		m.u.exec.process.has_seccomp_flags = w->has_seccomp_flags;
 		m.u.exec.process.seccomp_flags = w->seccomp_flags;
+		m.u.exec.container = in;
 		p->terminal = op->terminal;
 		r = send_msg(s, &m);
 		m.u.exec.process.seccomp = NULL;
@@ -339,11 +348,100 @@ static int start_exec(struct relay *s, struct proc *p, const char *json, moat_er
 	return r;
 }
 
-static void accept_exec(struct relay *s)
+static int request_exec(struct relay *s, struct proc *p, const char *name, const char *json,
+			moat_error *err)
+{
+	struct proc *target = name[0] != '\0' ? find_member(s, name) : NULL;
+
+	if (name[0] != '\0' && (target == NULL || !target->started))
+		return moat_error_msg(err, ESRCH, "the pod has no running container %s", name);
+	return start_exec(s, p, json, target ? target->id : 0, err);
+}
+
+/* A member's CONTAINER frame, as its init built it, with this id: its first process's. */
+static int request_container(struct relay *s, struct proc *p, const char *name, const char *body,
+			     size_t len, moat_error *err)
+{
+	struct moat_msg m;
+	size_t used;
+	int r = moat_proto_decode(MOAT_PEER_HOST, (const uint8_t *)body, len, &used, &m, err);
+
+	if (r == 0 || (r > 0 && (used != len || m.type != MOAT_MSG_CONTAINER)))
+		r = moat_error_msg(err, EPROTO, "not one CONTAINER frame");
+	else if (r > 0 && strcmp(m.u.start.name, name) != 0)
+		r = moat_error_msg(err, EPROTO, "CONTAINER %s for member %s", m.u.start.name, name);
+	else if (r > 0 && find_member(s, name) != NULL)
+		r = moat_error_msg(err, EEXIST, "the pod runs a container %s already", name);
+	if (r > 0) {
+		m.id = p->id;
+		p->terminal = m.u.start.process.terminal;
+		p->member = xstrdup(name);
+		r = send_msg(s, &m);
+	}
+	moat_msg_clear(&m);
+	return r < 0 ? r : 0;
+}
+
+/* FREEZE moves the client's connection to the member it is about, which answers once the
+ * guest did it; the slot is free again. */
+static int request_freeze(struct relay *s, struct proc *p, const char *name, bool frozen,
+			  moat_error *err)
+{
+	struct proc *target = find_member(s, name);
+	struct moat_msg m = { .type = MOAT_MSG_FREEZE, .u.freeze.frozen = frozen };
+
+	if (target == NULL || !target->started)
+		return moat_error_msg(err, ESRCH, "the pod has no running container %s", name);
+	if (target->freezing)
+		return moat_error_msg(err, EBUSY, "container %s is being frozen or thawed", name);
+	m.id = target->id;
+	if (send_msg(s, &m) < 0)
+		return moat_error_ret(err);
+	target->freezing = true;
+	target->freeze_conn = p->conn;
+	target->freeze_want = frozen;
+	p->conn = -1;
+	proc_release(p);
+	return 0;
+}
+
+/* A pending client's request: its process starts in the guest, or the client hears why not. */
+static void read_request(struct relay *s, struct proc *p)
 {
 	moat_error err = MOAT_ERROR_INIT;
-	_cleanup_free_ char *json = NULL;
-	int conn = accept4(s->r->exec_fd, NULL, NULL, SOCK_CLOEXEC), fds[3] = { -1, -1, -1 };
+	_cleanup_free_ char *name = NULL, *body = NULL;
+	struct moat_vm_request h;
+	int fds[3], r;
+
+	p->pending = false;
+	if (moat_vm_request_recv(p->conn, &h, &name, &body, fds) < 0) {
+		reply(p, MOAT_VM_REPLY_ERROR, EPROTO, "microvm: a malformed request");
+		proc_release(p);
+		return;
+	}
+	p->in_fd = fds[0];
+	p->out_fd = fds[1];
+	p->err_fd = fds[2];
+	p->owns_fds = true;
+	if (h.kind == MOAT_VM_REQ_FREEZE)
+		r = request_freeze(s, p, name, h.value != 0, &err);
+	else if (s->exited)
+		r = moat_error_msg(&err, ESRCH, "the guest is not running");
+	else if (h.kind == MOAT_VM_REQ_CONTAINER)
+		r = request_container(s, p, name, body, h.body_len, &err);
+	else
+		r = request_exec(s, p, name, body, &err);
+	if (r < 0) {
+		reply(p, MOAT_VM_REPLY_ERROR, err.code, err.msg);
+		proc_release(p);
+	}
+	moat_error_clear(&err);
+}
+
+/* A client comes: it gets a slot and its request is read when it is there. */
+static void accept_client(struct relay *s)
+{
+	int conn = accept4(s->r->exec_fd, NULL, NULL, SOCK_CLOEXEC);
 	struct proc *p = NULL;
 
 	if (conn < 0)
@@ -351,46 +449,40 @@ static void accept_exec(struct relay *s)
 	for (size_t i = 1; i < RELAY_MAX_PROCS && p == NULL; i++)
 		if (s->procs[i].id == 0)
 			p = &s->procs[i];
-	if (p == NULL || !s->ready || s->exited || recv_request(conn, &json, fds) < 0) {
-		struct proc tmp = { .conn = conn };
-
-		reply(&tmp, MOAT_VM_REPLY_ERROR, 0,
-		      p == NULL ? "microvm: too many exec'd processes"
-				: "microvm: the guest is not running, or the request is malformed");
-		for (int i = 0; i < 3; i++)
-			if (fds[i] >= 0)
-				close(fds[i]);
-		if (tmp.conn >= 0)
-			close(tmp.conn);
+	if (p == NULL || s->exited) {
+		moat_vm_reply_send(conn, MOAT_VM_REPLY_ERROR, EAGAIN,
+				   p == NULL ? "microvm: too many clients of the supervisor"
+					     : "microvm: the guest is not running");
+		close(conn);
 		return;
 	}
 	*p = (struct proc){ .id = ++s->next_id,
-			    .in_fd = fds[0],
-			    .out_fd = fds[1],
-			    .err_fd = fds[2],
+			    .in_fd = -1,
+			    .out_fd = -1,
+			    .err_fd = -1,
 			    .conn = conn,
-			    .owns_fds = true,
+			    .pending = true,
 			    .stdin_open = true,
 			    .window = MOAT_PROTO_STDIN_WINDOW };
-	if (start_exec(s, p, json, &err) < 0) {
-		reply(p, MOAT_VM_REPLY_ERROR, 0, err.msg);
-		proc_release(p);
-	}
-	moat_error_clear(&err);
 }
 
-/* An exec client's message: a signal for its guest process. A client gone without EXITED
- * (killed, or a malformed message) takes its process with it, as a killed host process
- * would its work. */
+/* A client's message: its request, or after STARTED a signal for its guest process. A
+ * client gone without EXITED (killed, or a malformed message) takes its process with it, as
+ * a killed host process would its work. */
 static int read_client(struct relay *s, struct proc *p)
 {
-	struct moat_vm_exec_signal sig;
+	struct moat_vm_signal sig;
 	struct moat_msg m = { .type = MOAT_MSG_SIGNAL, .id = p->id };
-	ssize_t n = read(p->conn, &sig, sizeof(sig));
+	ssize_t n;
 
+	if (p->pending) {
+		read_request(s, p);
+		return 0;
+	}
+	n = read(p->conn, &sig, sizeof(sig));
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return 0;
-	if (n != sizeof(sig) || sig.magic != MOAT_VM_EXEC_SIGNAL_MAGIC || sig.signo <= 0 ||
+	if (n != sizeof(sig) || sig.magic != MOAT_VM_SIGNAL_MAGIC || sig.signo <= 0 ||
 	    sig.signo >= 65) {
 		close(p->conn);
 		p->conn = -1;
@@ -435,11 +527,11 @@ static size_t poll_set(struct relay *s, struct pollfd *p, struct proc **owner,
 		p[n++] = (struct pollfd){ pr->in_fd, POLLIN, 0 };
 	}
 	*ret_stdin_end = n;
-	/* then each exec client's connection: its signals, or its going away */
+	/* then each client's connection: its request, its signals, or its going away */
 	for (size_t i = 1; i < RELAY_MAX_PROCS; i++) {
 		struct proc *pr = &s->procs[i];
 
-		if (pr->id == 0 || !pr->started || pr->conn < 0)
+		if (pr->id == 0 || (!pr->started && !pr->pending) || pr->conn < 0)
 			continue;
 		owner[n] = pr;
 		p[n++] = (struct pollfd){ pr->conn, POLLIN, 0 };
@@ -470,7 +562,7 @@ static int loop(struct relay *s)
 					      "microvm: the guest closed its port before "
 					      "the workload ended");
 		if (p[2].revents & POLLIN)
-			accept_exec(s);
+			accept_client(s);
 		for (size_t i = 3; i < stdin_end; i++)
 			if (p[i].revents && owner[i]->id != 0 && (r = read_stdin(s, owner[i])) < 0)
 				return r;

@@ -18,6 +18,7 @@
 #include "vm-guest-spec.h"
 #include "vm-jail.h"
 #include "vm-launch.h"
+#include "vm-pod.h"
 #include "vm-relay.h"
 
 /* Under TCG a guest boots in about a second; on a loaded machine several. */
@@ -29,6 +30,9 @@ void moat_vm_session_free(struct moat_vm_session *s)
 		return;
 	if (s->exec_fd >= 0)
 		close(s->exec_fd);
+	if (s->pod_conn >= 0)
+		close(s->pod_conn);
+	free(s->pod_share);
 	moat_vm_net_start_free(&s->start);
 	moat_vm_start_free(&s->start);
 	moat_vm_net_clear(&s->net);
@@ -78,9 +82,7 @@ static void raw_terminal(int fd)
 	}
 }
 
-/* START as the guest gets it: each bind of the workload's at the place in the rootfs the
- * init made it (vm-guest-spec.h). The copy borrows everything but its mounts array. */
-static struct moat_msg_start start_message(const struct moat_vm_session *s)
+struct moat_msg_start moat_vm_start_message(const struct moat_vm_session *s)
 {
 	struct moat_msg_start m = s->start;
 
@@ -102,6 +104,12 @@ static struct moat_msg_start start_message(const struct moat_vm_session *s)
 	return m;
 }
 
+void moat_vm_start_message_free(struct moat_msg_start *m)
+{
+	free(m->mounts);
+	m->mounts = NULL;
+}
+
 /* The taps and their MACs, into fds and macs, for QEMU. */
 static void add_nics(struct moat_vm_launch *l, const struct moat_vm_net *net, int *fds,
 		     uint8_t (*macs)[6])
@@ -117,7 +125,7 @@ static void add_nics(struct moat_vm_launch *l, const struct moat_vm_net *net, in
 
 int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 {
-	struct moat_msg_start start = start_message(s);
+	struct moat_msg_start start = moat_vm_start_message(s);
 	moat_error err = MOAT_ERROR_INIT;
 	struct moat_vm_launch l = { .qemu = MOAT_VM_JAIL_QEMU,
 				    .qemu_fd = s->qemu_fd,
@@ -125,6 +133,7 @@ int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 				    .initramfs = MOAT_VM_JAIL_INITRAMFS,
 				    .rootfs = MOAT_VM_JAIL_ROOTFS,
 				    .rootfs_readonly = s->share_readonly,
+				    .pod_share = MOAT_VM_JAIL_POD,
 				    .vm = &s->vm };
 	struct moat_vm_relay r = { .in_fd = 0,
 				   .out_fd = 1,
@@ -165,11 +174,11 @@ int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 		raw_terminal(0);
 	if (moat_vm_relay_run(&r, &code, &err) < 0)
 		goto fail;
-	free(start.mounts);
+	moat_vm_start_message_free(&start);
 	return code;
 fail:
 	fprintf(stderr, "moat: %s\n", err.msg ? err.msg : "microvm: failed");
 	moat_error_clear(&err);
-	free(start.mounts);
+	moat_vm_start_message_free(&start);
 	return code >= 0 ? code : 125;
 }

@@ -18,11 +18,11 @@
 #include "vm-net.h"
 #include "vm-select.h"
 
-/* What the init needs to be the supervisor. */
+/* What the init needs to be the supervisor, or a pod member's relay (vm-member.h). */
 struct moat_vm_session {
 	struct moat_vm_choice vm;
-	struct moat_msg_start start;       /* for the workload */
-	int exec_fd;                       /* the listening socket moat exec connects to */
+	struct moat_msg_start start;       /* for the workload (a member: its CONTAINER) */
+	int exec_fd;                       /* the listening socket moat connects to (vm-socket.h) */
 	int qemu_fd;                       /* the host's QEMU (moat_vm_assets.qemu_fd, not owned) */
 	struct moat_rootfs_inner workload; /* the workload's mounts inside /rootfs */
 	size_t *workload_index;            /* workload.index's storage */
@@ -32,9 +32,18 @@ struct moat_vm_session {
 	bool share_readonly;               /* nothing in /rootfs is writable: export it read-only */
 	bool egress; /* the guest reaches the egress proxy through a tunnel (vm-egress.h) */
 	struct moat_vm_net net; /* the container's interfaces, and their taps (vm-net.h) */
+	char *pod_share;        /* the pod's share on the host (vm-pod.h); NULL for a member */
+	bool member;            /* a member of another microVM's pod: no VM of its own */
+	int pod_conn;           /* a member: connected to its pod's supervisor; -1 */
 };
 
-/* Closes exec_fd (the supervisor holds its own copy); accepts NULL. */
+/* START as the guest gets it: each bind of the workload's at the place in the rootfs the init
+ * made it, and the host's clock. The copy borrows everything but its mounts array, which
+ * moat_vm_start_message_free releases. */
+struct moat_msg_start moat_vm_start_message(const struct moat_vm_session *s);
+void moat_vm_start_message_free(struct moat_msg_start *m);
+
+/* Closes exec_fd and pod_conn (the init holds its own copies); accepts NULL. */
 void moat_vm_session_free(struct moat_vm_session *s);
 
 /* The container's network namespace holds nothing but lo and what s->net carries into the
