@@ -102,18 +102,23 @@ in_p() {
 	[[ ! -e $MOAT_ROOT/$CID ]] || fail "the state directory remains"
 }
 
-@test "microvm network: a second microVM on the same namespace is refused with one line; the first keeps its network" {
+@test "microvm network: a second container on the same namespace joins the first's pod: it runs in that guest, on its network" {
 	cfg_sh 'exec httpd -f -p 8080 -h /www'
 	run_moat run --detach --bundle "$BUNDLE" "$CID"
 	assert_success
 	retry in_p busybox wget -q -O /dev/null http://10.231.0.2:8080/
-	run_moat create --bundle "$BUNDLE" "$CID-2"
-	assert_failure
-	assert_moat_error "^moat: microvm: the network namespace's interfaces are carried by another microVM already \\(moat-tap0\\); a pod in one VM is not supported yet\$"
+	in_p busybox httpd -f -p 8081 -h "$TEST_DIR/pwww" 3>&- &
+	echo $! >"$TEST_DIR/phttpd.pid"
+	# the same bundle, so the same namespace: no VM of its own, no interface taken twice
+	cfg_sh 'wget -q -O - http://10.231.0.1:8081/; wget -q -O - http://127.0.0.1:8080/'
+	run_moat run --bundle "$BUNDLE" "$CID-2"
+	assert_success
+	assert_equal "$output" $'from-peer\nfrom-guest'
 	[[ ! -e $MOAT_ROOT/$CID-2 ]] || fail "the second state directory remains"
 	# nothing of the first was undone
 	assert_equal "$(in_p busybox wget -q -O - http://10.231.0.2:8080/)" from-guest
 	assert_equal "$(in_c ip -o addr show dev eth0 | grep -cv fe80)" 0
+	assert_equal "$(in_c tc qdisc show | grep -c ingress)" 2
 }
 
 # Docker's libnetwork moves its veth in from a prestart hook, after create took the

@@ -273,13 +273,15 @@ static void test_start_namespaces(void **state)
 		"{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"rootfs\"}, \"process\": "
 		"{\"cwd\": \"/\", \"args\": [\"sh\"], \"user\": {\"uid\": 0, \"gid\": 0}}, "
 		"\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"network\"}, "
-		"{\"type\": \"pid\", \"path\": \"/proc/1/ns/pid\"}, {\"type\": \"cgroup\"}]}}");
+		"{\"type\": \"pid\", \"path\": \"/proc/1/ns/pid\"}, {\"type\": \"cgroup\"}, "
+		"{\"type\": \"ipc\"}, {\"type\": \"uts\"}]}}");
 	moat_error err = MOAT_ERROR_INIT;
 	struct moat_msg_start m;
 
 	(void)state;
 	assert_int_equal(moat_vm_start_build(cfg, NULL, &m, &err), 0);
-	assert_int_equal(m.namespaces, MOAT_PROTO_NS_PID | MOAT_PROTO_NS_CGROUP);
+	assert_int_equal(m.namespaces, MOAT_PROTO_NS_PID | MOAT_PROTO_NS_CGROUP |
+					       MOAT_PROTO_NS_IPC | MOAT_PROTO_NS_UTS);
 	moat_vm_start_free(&m);
 	oci_config_free(cfg);
 	cfg = config(CFG("", ""));
@@ -384,7 +386,16 @@ static void test_qemu_argv(void **state)
 			     "local,id=root,path=/root,,fs,security_model=none,multidevs=remap"));
 	assert_true(argv_has(argv, "-device", "virtserialport,chardev=agent,name=moat.0"));
 	assert_true(argv_has(argv, "-chardev", "null,id=con"));
+	assert_false(argv_has(argv, "-device", "virtio-9p-device,fsdev=pod,mount_tag=moatpod"));
 	moat_vm_argv_free(argv);
+	/* the pod's share: a second 9p device, writable, inode numbers remapped */
+	l.pod_share = "/pod";
+	argv = moat_vm_qemu_argv(&l);
+	assert_true(argv_has(argv, "-fsdev",
+			     "local,id=pod,path=/pod,security_model=none,multidevs=remap"));
+	assert_true(argv_has(argv, "-device", "virtio-9p-device,fsdev=pod,mount_tag=moatpod"));
+	moat_vm_argv_free(argv);
+	l.pod_share = NULL;
 	vm.accel = MOAT_VM_ACCEL_KVM;
 	argv = moat_vm_qemu_argv(&l);
 	assert_true(argv_has(argv, "-accel", "kvm"));

@@ -65,10 +65,13 @@ static int become_ns_root(moat_error *err)
 	return 0;
 }
 
-/* Open the fifo for writing: blocks until `start` opens it for reading. The fifo is reopened
- * through procfd, moat's own procfs (the container may have no /proc, or one of its own
- * making); -1: through /proc. */
-static int wait_for_start(int fifo_fd, int procfd, moat_error *err)
+/* Open the fifo for writing: blocks until `start` opens it for reading; `start` returns once
+ * it read the byte written. The fifo is reopened through procfd, moat's own procfs (the
+ * container may have no /proc, or one of its own making); -1: through /proc. A pod member's
+ * init writes the byte only once its process runs in the pod's guest (vm-member.h), so that
+ * an exec right after start finds it there: ret_fd, when not NULL, receives the fifo for
+ * that. */
+static int wait_for_start(int fifo_fd, int procfd, int *ret_fd, moat_error *err)
 {
 	char path[64];
 	_cleanup_close_ int fd = -1;
@@ -79,6 +82,10 @@ static int wait_for_start(int fifo_fd, int procfd, moat_error *err)
 	while (fd < 0 && errno == EINTR);
 	if (fd < 0)
 		return moat_error_set(err, errno, "open exec fifo");
+	if (ret_fd != NULL) {
+		*ret_fd = TAKE_FD(fd);
+		return 0;
+	}
 	if (write_all(fd, "0", 1) < 0)
 		return moat_error_set(err, errno, "write exec fifo");
 	return 0;
@@ -254,7 +261,8 @@ __attribute__((noreturn)) static void stage2(const struct moat_init_args *args)
 	struct moat_exec exec = { 0 };
 	struct moat_init_args copy = *args, *a = &copy;
 	int *idmapped = xcalloc(a->cfg->mounts_len + 1, sizeof(int));
-	int procfd = -1;
+	int procfd = -1, started_fd = -1;
+	bool member = a->vm != NULL && a->vm->member;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	for (size_t i = 0; i <= a->cfg->mounts_len; i++)
@@ -274,7 +282,7 @@ __attribute__((noreturn)) static void stage2(const struct moat_init_args *args)
 	/* startContainer: inside the container, under its full confinement,
 	 * right before the program. Nobody waits for us any more, so a failure
 	 * goes to the container's stderr and stops the container. */
-	if (wait_for_start(a->fifo_fd, procfd, &err) < 0 ||
+	if (wait_for_start(a->fifo_fd, procfd, member ? &started_fd : NULL, &err) < 0 ||
 	    run_hooks(a, MOAT_HOOK_START_CONTAINER, "created", NULL, &err) < 0) {
 		fprintf(stderr, "moat: %s\n", err.msg);
 		_exit(127);
@@ -287,9 +295,10 @@ __attribute__((noreturn)) static void stage2(const struct moat_init_args *args)
 		fprintf(stderr, "moat: %s\n", err.msg);
 		_exit(127);
 	}
+	if (member)
+		_exit(moat_vm_member_run(a->vm, a->cfg->process->terminal, started_fd));
 	if (a->vm != NULL)
-		_exit(a->vm->member ? moat_vm_member_run(a->vm, a->cfg->process->terminal)
-				    : moat_vm_supervise(a->vm, a->cfg->process->terminal));
+		_exit(moat_vm_supervise(a->vm, a->cfg->process->terminal));
 	execve(exec.path, exec.argv, exec.envp);
 	fprintf(stderr, "moat: exec '%s': %s\n", exec.path, strerror(errno));
 	_exit(127);

@@ -173,7 +173,10 @@ static uint32_t guest_namespaces(const struct oci_config *cfg)
 	static const struct {
 		const char *type;
 		uint32_t bit;
-	} kinds[] = { { "pid", MOAT_PROTO_NS_PID }, { "cgroup", MOAT_PROTO_NS_CGROUP } };
+	} kinds[] = { { "pid", MOAT_PROTO_NS_PID },
+		      { "cgroup", MOAT_PROTO_NS_CGROUP },
+		      { "ipc", MOAT_PROTO_NS_IPC },
+		      { "uts", MOAT_PROTO_NS_UTS } };
 	const struct oci_linux *lx = cfg->linux;
 	uint32_t ns = 0;
 

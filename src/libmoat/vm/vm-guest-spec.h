@@ -15,8 +15,9 @@
  * share, as it saw it before mounting anything, so the guest has every mount the config asks
  * for, stacked in the config's order, as container mode has them.
  *
- * START also carries what the guest applies to the workload itself: the config's PID and
- * cgroup namespaces (the guest makes its own), and its pids limit and CPU quota (the host's
+ * START also carries what the guest applies to the workload itself: the config's PID, cgroup,
+ * IPC and UTS namespaces (the guest makes its own; a pod's members share the IPC and UTS ones,
+ * vm-pod.h), and its pids limit and CPU quota (the host's
  * cgroup charges QEMU for the whole VM, which the guest kernel cannot see; the guest's
  * memory is sized from the memory limit, vm-select.h).
  */

@@ -47,8 +47,8 @@ static int container_frame(const struct moat_vm_session *s, struct moat_buf *out
 	return r;
 }
 
-static int start_container(const struct moat_vm_session *s, struct moat_vm_reply *r,
-			   moat_error *err)
+static int start_container(const struct moat_vm_session *s, int started_fd,
+			   struct moat_vm_reply *r, moat_error *err)
 {
 	static const int stdio[3] = { 0, 1, 2 };
 	struct moat_buf frame = { 0 };
@@ -62,13 +62,16 @@ static int start_container(const struct moat_vm_session *s, struct moat_vm_reply
 	moat_buf_free(&frame);
 	if (rc < 0 || moat_vm_reply_read(s->pod_conn, r, err) < 0)
 		return moat_error_ret(err);
+	/* `moat start` returns now: the process runs in the guest (or never will) */
+	write_all(started_fd, "0", 1);
+	close(started_fd);
 	if (r->type != MOAT_VM_REPLY_STARTED)
 		return 0;
 	forwarded(&set);
 	return moat_vm_reply_wait(s->pod_conn, &set, r, err);
 }
 
-int moat_vm_member_run(const struct moat_vm_session *s, bool terminal)
+int moat_vm_member_run(const struct moat_vm_session *s, bool terminal, int started_fd)
 {
 	moat_error err = MOAT_ERROR_INIT;
 	struct moat_vm_reply r;
@@ -78,7 +81,7 @@ int moat_vm_member_run(const struct moat_vm_session *s, bool terminal)
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (terminal)
 		raw_terminal(0);
-	if (start_container(s, &r, &err) < 0) {
+	if (start_container(s, started_fd, &r, &err) < 0) {
 		fprintf(stderr, "moat: pod %s: %s\n", s->start.name, err.msg);
 		moat_error_clear(&err);
 		return 125;

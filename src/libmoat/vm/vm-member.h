@@ -19,7 +19,9 @@
 
 /* Be the member's relay; returns its exit code (a failure prints one line to stderr first:
  * 127 when the program was not found, 126 when anything else kept it from starting, 125 when
- * the pod's supervisor could not be reached). Run by the init once the container starts. */
-int moat_vm_member_run(const struct moat_vm_session *s, bool terminal);
+ * the pod's supervisor could not be reached). Run by the init once the container starts;
+ * started_fd is the exec fifo `moat start` waits on, written and closed once the guest said
+ * whether the process runs. */
+int moat_vm_member_run(const struct moat_vm_session *s, bool terminal, int started_fd);
 
 #endif
