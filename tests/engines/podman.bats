@@ -220,6 +220,36 @@ check_egress() {
 	assert_output --partial "user namespace joined: the sandbox's, /proc/$infra/ns/user, rootfs and bind mounts idmapped"
 }
 
+# A pod is one VM (docs/microvm-network.md): the infra container is the microVM, and the
+# pod's containers run in its guest, each with a rootfs of its own, on the pod's network and
+# IPC, sharing the pod's /dev/shm (a bind of Podman's, through the pod's share).
+@test "podman moat-vm: a pod's containers run in the infra container's VM, on its network, IPC and /dev/shm" {
+	skip_unless_vm
+	local pod infra
+	pod=$(cname pod)
+	podman_in_dir --runtime moat-vm pod create --name "$pod" --network none
+	podman_in_dir --runtime moat-vm run -d --name "$(cname web)" --pod "$pod" "$IMAGE" \
+		sh -c 'echo shared >/dev/shm/x; mkdir -p /tmp/www && echo hello-pod >/tmp/www/index.html && exec httpd -f -p 8080 -h /tmp/www'
+	run podman_in_dir --runtime moat-vm run --rm --pod "$pod" "$IMAGE" sh -c '
+		uname -r
+		for i in $(seq 100); do wget -q -O - http://127.0.0.1:8080/ 2>/dev/null && break; sleep 0.1; done
+		cat /dev/shm/x; ls /tmp/www 2>&1 | head -1'
+	assert_success
+	assert_line --index 0 --regexp '^6\.1\.'
+	[[ ${lines[0]} != "$(uname -r)" ]] || fail "the member ran under the host's kernel"
+	assert_line --index 1 hello-pod
+	assert_line --index 2 shared
+	assert_line --index 3 --partial 'No such file or directory'
+	infra=$(podman_in_dir pod inspect --format '{{.InfraContainerID}}' "$pod")
+	run "$MOAT_BINARY" --root "$ENGINE_DIR/moat-state" state "$(podman_in_dir inspect --format '{{.Id}}' "$(cname web)")"
+	assert_success
+	assert_equal "$(jq -r '.annotations["moat.vm.pod"]' <<<"$output")" "$infra"
+	assert_equal "$(pgrep -c -P "$(podman_in_dir inspect --format '{{.State.Pid}}' "$infra")" qemu-system)" 1
+	podman_in_dir pod rm -f -t 0 "$pod" >/dev/null
+	run "$MOAT_BINARY" --root "$ENGINE_DIR/moat-state" list -q
+	assert_output ''
+}
+
 # Podman passes --log-format=json and --log to a runtime named runc and reads
 # its errors from that log instead of stderr.
 @test "podman: moat registered under the name runc still shows its error to Podman's user" {

@@ -460,3 +460,18 @@ ready"
 	assert_equal "$(cat "$limit")" 402653184
 	assert_equal "$(status_of)" running
 }
+
+# Found by the Podman pod test (issue 18): Podman's infra image has no /proc, /dev or /sys,
+# and its root directory, like every layer Podman stores, has mode 0555. QEMU serves the
+# share without capabilities, so the guest could not make the mount points ("mount proc on
+# /proc: create directory '/proc' in the container root: Permission denied"); the init makes
+# them on the host side now, for a writable root as for a read-only one.
+@test "microvm: a rootfs of mode 0555 without /proc, /dev or /sys boots: the mount points are made on the host side" {
+	rm -rf "$BUNDLE/rootfs/proc" "$BUNDLE/rootfs/dev" "$BUNDLE/rootfs/sys"
+	chmod 0555 "$BUNDLE/rootfs"
+	cfg_sh 'grep -c " /proc .* - proc " /proc/self/mountinfo; ls -d /dev /sys'
+	run_moat run --bundle "$BUNDLE" "$CID"
+	chmod 0755 "$BUNDLE/rootfs"
+	assert_success
+	assert_equal "$output" $'1\n/dev\n/sys'
+}

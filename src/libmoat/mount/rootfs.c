@@ -500,7 +500,7 @@ static int make_mounts(struct moat_rootfs *r, const struct oci_config *cfg, moat
 			return moat_error_prefix(err, "mounts[%zu] (%s)", in->index[i - first],
 						 cfg->mounts[i]->destination);
 	}
-	if (in == NULL || !in->readonly)
+	if (in == NULL || (!in->readonly && in->dirs == NULL))
 		return 0;
 	if (inner < 0 && open_inner(r, &inner, err) < 0)
 		return moat_error_ret(err);
@@ -510,6 +510,8 @@ static int make_mounts(struct moat_rootfs *r, const struct oci_config *cfg, moat
 		if (moat_safe_mkdir_p(inner, in->dirs[i], 0755, &dir, err) < 0)
 			return moat_error_prefix(err, "make the mount point %s", in->dirs[i]);
 	}
+	if (!in->readonly)
+		return 0;
 	if (moat_mount_setattr(&(struct moat_mount_target){ inner, r->rootfd, in->path },
 			       MOUNT_ATTR_RDONLY, 0, false, err) < 0)
 		return moat_error_prefix(err, "root.readonly");

@@ -35,9 +35,9 @@
  * resolved inside it, as container mode resolves mounts inside the rootfs, so that none can
  * land on the jail's own files; index[i - first] is the mount's index in the workload's
  * config, for errors; landed[i - first] receives where it was made, as a path inside that
- * mount (after symlinks). readonly: that mount becomes read-only once they are made, after
- * the directories dirs[] (where the guest mounts filesystems of its own) were made inside it,
- * as container mode makes its mount points before root.readonly applies. */
+ * mount (after symlinks). Then the directories dirs[] (where the guest mounts filesystems of
+ * its own, and may not be allowed to make them) are made inside it, as container mode makes
+ * its mount points; readonly: that mount becomes read-only last, as root.readonly does. */
 struct moat_rootfs_inner {
 	const char *path;
 	size_t first;

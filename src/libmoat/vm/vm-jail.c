@@ -221,8 +221,10 @@ static bool lexically_under(const char *path, const char *dir)
 }
 
 /* Where the guest agent mounts filesystems of its own (/dev, and the config's mounts that are
- * not binds) on the rootfs itself, not inside an earlier mount: made on the host side when
- * the rootfs becomes read-only there, as container mode makes them. */
+ * not binds) on the rootfs itself, not inside an earlier mount: made on the host side, as
+ * container mode makes them, by the init, which may write where QEMU may not (a root
+ * directory of mode 0555, as Podman's images have: QEMU has no capability to override that)
+ * and before the rootfs becomes read-only there. */
 static char **guest_mount_points(const struct oci_config *user)
 {
 	char **dirs = xcalloc(user->mounts_len + 2, sizeof(*dirs));
@@ -314,10 +316,8 @@ static void jail_mounts(struct oci_config *jail, const struct oci_config *user, 
 	}
 	s->n_workload = jail->mounts_len - s->workload.first;
 	s->share_readonly = readonly;
-	if (s->workload.readonly) {
-		s->guest_dirs = guest_mount_points(user);
-		s->workload.dirs = s->guest_dirs;
-	}
+	s->guest_dirs = guest_mount_points(user);
+	s->workload.dirs = s->guest_dirs;
 }
 
 /* The supervisor: root of the user namespace, no capabilities, no_new_privs. */
