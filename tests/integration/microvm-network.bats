@@ -136,3 +136,33 @@ in_p() {
 		"10.231.0.2/24 fd00:231::2/64 "
 	assert_equal "$(in_c tc qdisc show dev eth0 | grep -c ingress)" 0
 }
+
+# Docker's libnetwork gives a container's own network namespace its veth from a prestart
+# hook (libnetwork-setkey), after create forked the init: moat takes the interfaces that are
+# there once the hooks ran. This hook does what libnetwork does, with the peer's namespace
+# of this test for the other end.
+@test "microvm network: the interface a prestart hook gives the container's own namespace (as Docker's libnetwork does) reaches the guest" {
+	cat >"$TEST_DIR/hook.sh" <<-HOOK
+		set -e
+		pid=\$(jq -r .pid)
+		nsenter --net=$PNS ip link add hpeer type veth peer name eth0 netns "\$pid"
+		nsenter --net=$PNS ip addr add 10.233.0.1/24 dev hpeer
+		nsenter --net=$PNS ip link set hpeer up
+		nsenter -t "\$pid" -n ip addr add 10.233.0.2/24 dev eth0
+		nsenter -t "\$pid" -n ip link set eth0 up
+		nsenter -t "\$pid" -n ip route add default via 10.233.0.1
+	HOOK
+	cfg_set '.linux.namespaces |= map(if .type == "network" then del(.path) else . end)
+		| .hooks.prestart = [{path: "/bin/bash", args: ["bash", $hook]}]' --arg hook "$TEST_DIR/hook.sh"
+	cfg_sh 'ip -o -4 addr show dev eth0 | awk "{print \$4}" > /www/seen; exec httpd -f -p 8080 -h /www'
+	run_moat run --detach --bundle "$BUNDLE" "$CID"
+	assert_success
+	retry in_p busybox wget -q -O /dev/null http://10.233.0.2:8080/
+	assert_equal "$(in_p busybox wget -q -O - http://10.233.0.2:8080/)" from-guest
+	assert_equal "$(cat "$BUNDLE/rootfs/www/seen")" 10.233.0.2/24
+	state_of | jq -e '.annotations["moat.vm.network"] == "eth0 10.233.0.2/24"'
+	run_moat delete --force "$CID"
+	assert_success
+	# the namespace went with the container, and the veth with it
+	retry bash -c "! nsenter --net=$PNS ip link show hpeer >/dev/null 2>&1"
+}

@@ -539,6 +539,33 @@ static int pass_seccomp_listener(struct build *b, int fd, moat_error *err)
 	return 0;
 }
 
+/* Docker's libnetwork gives the container's own network namespace its interface from a
+ * prestart hook, after the init was forked: a microVM takes those interfaces now, and the
+ * init, waiting for CGROUP_DONE, learns of them: network.json's fd, then each tap. */
+static int take_hooks_network(struct build *b, int fd, moat_error *err)
+{
+	_cleanup_close_ int json = -1;
+	char path[64];
+
+	if (b->vm == NULL || b->vm->member || b->vm->net.n > 0 || !b->ns.create[MOAT_NS_NET])
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)b->init);
+	if (moat_vm_net_take(path, true, b->dirfd, &b->vm->net, err) < 0)
+		return moat_error_ret(err);
+	if (b->vm->net.n == 0)
+		return 0;
+	json = openat(b->dirfd, MOAT_VM_NET_STATE, O_RDONLY | O_CLOEXEC);
+	if (json < 0)
+		return moat_error_set(err, errno, "microvm: open " MOAT_VM_NET_STATE);
+	if (moat_sync_send_fd(fd, MOAT_SYNC_NET_FD, 0, json, err) < 0)
+		return moat_error_ret(err);
+	for (size_t i = 0; i < b->vm->net.n; i++)
+		if (moat_sync_send_fd(fd, MOAT_SYNC_TAP_FD, (int64_t)i, b->vm->net.nics[i].tap_fd,
+				      err) < 0)
+			return moat_error_ret(err);
+	return 0;
+}
+
 /* The parent's half of the conversation in sync.h. */
 static int talk_to_children(struct build *b, int fd, moat_error *err)
 {
@@ -560,7 +587,8 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
 	if (b->cg && moat_cgroup_add_pid(b->cg, b->init, err) < 0)
 		return moat_error_prefix(err, "cgroup");
 	if (make_idmapped_sources(b, err) < 0 || run_runtime_hooks(b, err) < 0 ||
-	    open_host_sources(b, err) < 0 || send_idmapped_sources(b, fd, err) < 0)
+	    take_hooks_network(b, fd, err) < 0 || open_host_sources(b, err) < 0 ||
+	    send_idmapped_sources(b, fd, err) < 0)
 		return moat_error_ret(err);
 	/* The init learns its host pid here, for the hooks it runs. */
 	if (moat_sync_send(fd, MOAT_SYNC_CGROUP_DONE, b->init, err) < 0)
@@ -758,7 +786,7 @@ static int take_network(struct build *b, moat_error *err)
 
 	if (path == NULL)
 		return 0;
-	if (moat_vm_net_take(path, b->dirfd, &b->vm->net, err) < 0)
+	if (moat_vm_net_take(path, false, b->dirfd, &b->vm->net, err) < 0)
 		return moat_error_ret(err);
 	moat_vm_net_start(&b->vm->net, &b->vm->start);
 	return 0;

@@ -230,8 +230,33 @@ static int build_container(const struct moat_init_args *a, int *idmapped, struct
 	return 0;
 }
 
+/* NET_FD or TAP_FD (sync.h): the interfaces a hook gave a microVM's own namespace, which
+ * moat took after the hook, and their taps. */
+static int receive_network(const struct moat_init_args *a, const struct moat_sync_msg *m, int fd,
+			   moat_error *err)
+{
+	struct moat_vm_net *net = &a->vm->net;
+	int r = 0;
+
+	if (m->type == MOAT_SYNC_NET_FD && net->n == 0) {
+		r = moat_vm_net_load(fd, net, err);
+		close(fd);
+		if (r == 0)
+			moat_vm_net_start(net, &a->vm->start);
+		return r;
+	}
+	if (m->type == MOAT_SYNC_TAP_FD && m->value >= 0 && (uint64_t)m->value < net->n &&
+	    net->nics[m->value].tap_fd < 0) {
+		net->nics[m->value].tap_fd = fd;
+		return 0;
+	}
+	close(fd);
+	return moat_error_msg(err, EPROTO, "sync: unexpected message %d", m->type);
+}
+
 /* Until CGROUP_DONE (whose value is our host pid): the idmapped mount sources moat made for
- * us, one message each, into idmapped[mounts[] index] (one past the last: the rootfs). */
+ * us, one message each, into idmapped[mounts[] index] (one past the last: the rootfs), and a
+ * microVM's late interfaces (receive_network). */
 static int receive_setup(const struct moat_init_args *a, int *idmapped, pid_t *ret_host_pid,
 			 moat_error *err)
 {
@@ -244,6 +269,12 @@ static int receive_setup(const struct moat_init_args *a, int *idmapped, pid_t *r
 		if (m.type == MOAT_SYNC_CGROUP_DONE && fd < 0) {
 			*ret_host_pid = (pid_t)m.value;
 			return 0;
+		}
+		if ((m.type == MOAT_SYNC_NET_FD || m.type == MOAT_SYNC_TAP_FD) && fd >= 0 &&
+		    a->vm != NULL) {
+			if (receive_network(a, &m, fd, err) < 0)
+				return moat_error_ret(err);
+			continue;
 		}
 		if (m.type != MOAT_SYNC_MOUNT_FD || fd < 0 || m.value < 0 ||
 		    (uint64_t)m.value > a->cfg->mounts_len || idmapped[m.value] >= 0) {

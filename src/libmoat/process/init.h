@@ -31,7 +31,7 @@ struct moat_init_args {
 	int listen_fds;               /* LISTEN_FDS passed through: fds 3.. ahead of preserve_fds */
 	pid_t host_pid;               /* the init's pid on the host, learned from moat */
 	struct moat_seccomp *seccomp; /* linux.seccomp, prepared by moat; NULL: none */
-	const struct moat_vm_session *vm; /* microVM mode: the init becomes the supervisor
+	struct moat_vm_session *vm; /* microVM mode: the init becomes the supervisor
 					   * (vm-jail.h); NULL: it execs the program */
 	/* What the hooks it runs see in the state, as `moat state` shows it: the user's rootfs
 	 * (rootfs above is the jail in microVM mode) and the annotations. */

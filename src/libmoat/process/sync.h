@@ -23,6 +23,10 @@ enum moat_sync_type {
 				     * idmapped source, before CGROUP_DONE */
 	MOAT_SYNC_SECCOMP_PASSED,   /* parent -> exec'd process: the listener has the fd; only
 				     * now may the process exec */
+	MOAT_SYNC_NET_FD,           /* parent -> init (microVM): network.json of the interfaces
+				     * a hook gave the namespace, before CGROUP_DONE */
+	MOAT_SYNC_TAP_FD,           /* parent -> init (microVM): value = its index there, fd =
+				     * its tap, after NET_FD */
 };
 
 /* Long enough for a chained error naming two paths. */

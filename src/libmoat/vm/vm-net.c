@@ -119,12 +119,12 @@ static int check_links(const struct moat_net_link *links, size_t n, moat_error *
 		if (links[i].loopback)
 			continue;
 		if (strncmp(links[i].name, "moat-tap", 8) == 0)
-			return moat_error_msg(
-				err, EOPNOTSUPP,
-				"microvm: the network namespace's interfaces are "
-				"carried by another microVM already (%s); a pod in one "
-				"VM is not supported yet",
-				links[i].name);
+			return moat_error_msg(err, EOPNOTSUPP,
+					      "microvm: the network namespace's interfaces are "
+					      "carried by another microVM already (%s), not one of "
+					      "this --root's: a pod's containers run under the "
+					      "--root of its sandbox",
+					      links[i].name);
 		if (!links[i].has_mac)
 			return moat_error_msg(
 				err, EOPNOTSUPP,
@@ -234,6 +234,12 @@ static void gen_link(yajl_gen g, const struct moat_net_link *l)
 	gen_str(g, l->name);
 	gen_str(g, "index");
 	yajl_gen_integer(g, l->index);
+	gen_str(g, "mac");
+	snprintf(text, sizeof(text), "%02x:%02x:%02x:%02x:%02x:%02x", l->mac[0], l->mac[1],
+		 l->mac[2], l->mac[3], l->mac[4], l->mac[5]);
+	gen_str(g, text);
+	gen_str(g, "mtu");
+	yajl_gen_integer(g, l->mtu);
 	gen_str(g, "addresses");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < l->n_addrs; i++) {
@@ -249,7 +255,8 @@ static void gen_link(yajl_gen g, const struct moat_net_link *l)
 	yajl_gen_map_close(g);
 }
 
-static int save(int dirfd, const char *netns_path, const struct moat_vm_net *net, moat_error *err)
+static int save(int dirfd, const char *netns_path, bool own, const struct moat_vm_net *net,
+		moat_error *err)
 {
 	yajl_gen g = yajl_gen_alloc(NULL);
 	const unsigned char *buf;
@@ -259,6 +266,8 @@ static int save(int dirfd, const char *netns_path, const struct moat_vm_net *net
 	yajl_gen_map_open(g);
 	gen_str(g, "netns");
 	gen_str(g, netns_path);
+	gen_str(g, "own");
+	yajl_gen_bool(g, own);
 	gen_str(g, "interfaces");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < net->n; i++)
@@ -271,7 +280,8 @@ static int save(int dirfd, const char *netns_path, const struct moat_vm_net *net
 	return r;
 }
 
-int moat_vm_net_take(const char *netns_path, int dirfd, struct moat_vm_net *ret, moat_error *err)
+int moat_vm_net_take(const char *netns_path, bool own, int dirfd, struct moat_vm_net *ret,
+		     moat_error *err)
 {
 	struct moat_vm_net net = { 0 };
 	struct take t = { .net = &net };
@@ -283,7 +293,7 @@ int moat_vm_net_take(const char *netns_path, int dirfd, struct moat_vm_net *ret,
 		*ret = (struct moat_vm_net){ 0 };
 		return 0;
 	}
-	if (save(dirfd, netns_path, &net, err) < 0)
+	if (save(dirfd, netns_path, own, &net, err) < 0)
 		goto fail;
 	if (in_netns(netns_path, take_all, &t, false, err) < 0) {
 		moat_error e = MOAT_ERROR_INIT;
@@ -359,11 +369,20 @@ static yajl_val array_at(yajl_val v, const char *key)
 static int parse_link(yajl_val v, struct moat_net_link *l)
 {
 	yajl_val addrs = array_at(v, "addresses"), routes = array_at(v, "routes");
-	const char *name = str_at(v, "name");
+	const char *name = str_at(v, "name"), *mac = str_at(v, "mac");
+	const char *mtu_path[] = { "mtu", NULL };
+	yajl_val mtu = yajl_tree_get(v, mtu_path, yajl_t_number);
 
 	if (name == NULL || strlen(name) >= sizeof(l->name) || addrs == NULL || routes == NULL)
 		return -1;
 	snprintf(l->name, sizeof(l->name), "%s", name);
+	/* (a network.json from before they were recorded has neither: delete needs neither) */
+	if (mac != NULL)
+		l->has_mac =
+			sscanf(mac, "%2hhx:%2hhx:%2hhx:%2hhx:%2hhx:%2hhx", &l->mac[0], &l->mac[1],
+			       &l->mac[2], &l->mac[3], &l->mac[4], &l->mac[5]) == 6;
+	if (mtu != NULL && YAJL_IS_INTEGER(mtu))
+		l->mtu = (uint32_t)YAJL_GET_INTEGER(mtu);
 	l->addrs = xcalloc(addrs->u.array.len + 1, sizeof(*l->addrs));
 	for (; l->n_addrs < addrs->u.array.len; l->n_addrs++)
 		if (parse_addr(YAJL_GET_STRING(addrs->u.array.values[l->n_addrs]),
@@ -400,6 +419,51 @@ static int give_back_all(void *data, moat_error *err)
 	return 0;
 }
 
+static bool is_own(yajl_val tree)
+{
+	const char *path[] = { "own", NULL };
+
+	return YAJL_IS_TRUE(yajl_tree_get(tree, path, yajl_t_true));
+}
+
+int moat_vm_net_load(int fd, struct moat_vm_net *ret, moat_error *err)
+{
+	struct moat_vm_net net = { 0 };
+	char *text = xmalloc(NET_STATE_MAX + 1);
+	ssize_t n = read_all(fd, text, NET_STATE_MAX);
+	yajl_val tree = NULL, list = NULL;
+	int r = 0;
+
+	if (n >= 0) {
+		text[n] = '\0';
+		tree = yajl_tree_parse(text, NULL, 0);
+		list = tree ? array_at(tree, "interfaces") : NULL;
+	}
+	free(text);
+	if (list == NULL || list->u.array.len > MOAT_VM_MAX_NICS)
+		r = moat_error_msg(err, EINVAL, "microvm: " MOAT_VM_NET_STATE ": unreadable");
+	if (r == 0)
+		net.nics = xcalloc(list->u.array.len + 1, sizeof(*net.nics));
+	for (size_t i = 0; r == 0 && i < list->u.array.len; i++) {
+		struct moat_vm_nic *nic = &net.nics[net.n++];
+
+		nic->tap_fd = -1;
+		/* the taps' names are their places (take_link) */
+		snprintf(nic->tap, sizeof(nic->tap), "moat-tap%u",
+			 (unsigned)(i % MOAT_VM_MAX_NICS));
+		if (parse_link(list->u.array.values[i], &nic->link) < 0 || !nic->link.has_mac)
+			r = moat_error_msg(err, EINVAL,
+					   "microvm: " MOAT_VM_NET_STATE ": interface %zu", i);
+	}
+	yajl_tree_free(tree);
+	if (r < 0) {
+		moat_vm_net_clear(&net);
+		return r;
+	}
+	*ret = net;
+	return 0;
+}
+
 int moat_vm_net_give_back(int dirfd, moat_error *err)
 {
 	_cleanup_free_ char *text = NULL;
@@ -419,7 +483,8 @@ int moat_vm_net_give_back(int dirfd, moat_error *err)
 		yajl_tree_free(tree);
 		return moat_error_msg(err, EINVAL, "microvm: " MOAT_VM_NET_STATE ": not ours");
 	}
-	r = in_netns(str_at(tree, "netns"), give_back_all, tree, true, err);
+	/* the container's own namespace goes with it; its path names a pid, maybe another's now */
+	r = is_own(tree) ? 0 : in_netns(str_at(tree, "netns"), give_back_all, tree, true, err);
 	yajl_tree_free(tree);
 	if (r == 0)
 		unlinkat(dirfd, MOAT_VM_NET_STATE, 0);

@@ -11,6 +11,7 @@
 #ifndef MOAT_VM_NET_H
 #define MOAT_VM_NET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "error.h"
@@ -35,8 +36,14 @@ struct moat_vm_net {
 #define MOAT_VM_NETWORK_ANNOTATION "moat.vm.network" /* what the guest holds, in the state */
 
 /* Take the interfaces of the network namespace at netns_path into *ret, recording them in
- * dirfd/network.json first; on failure what was done is undone. */
-int moat_vm_net_take(const char *netns_path, int dirfd, struct moat_vm_net *ret, moat_error *err);
+ * dirfd/network.json first; on failure what was done is undone. own: the namespace is the
+ * container's own (its init made it, and a hook gave it its interfaces, as Docker's
+ * libnetwork does from prestart): it goes with the container, and nothing is put back. */
+int moat_vm_net_take(const char *netns_path, bool own, int dirfd, struct moat_vm_net *ret,
+		     moat_error *err);
+/* The interfaces recorded in network.json, read from fd, with their taps' names but not their
+ * fds (-1): what an init forked before the interfaces were taken learns of them. */
+int moat_vm_net_load(int fd, struct moat_vm_net *ret, moat_error *err);
 /* Put back what network.json in dirfd records (addresses, routes; the redirects removed) in
  * the namespace it names; an interface or namespace that is gone is no error. No file:
  * nothing to do. */
