@@ -135,3 +135,46 @@ teardown() {
 	skip_unless_vm
 	check_guest_kernel
 }
+
+# The guest on the container's network (docs/microvm-network.md): Docker's default bridge
+# gives the container a veth from libnetwork's prestart hook, moat-vm carries it into the
+# guest, and the port Docker publishes (its NAT rules on docker0, and its userland proxy on
+# loopback) reaches the guest's server. This test's dockerd is a second one, with a bridge
+# and its NAT rules, in a network namespace of the test's own: the host's tables are never
+# touched.
+@test "docker moat-vm: the default bridge network and a published port reach the guest's server" {
+	skip_unless_vm
+	local dir=$ENGINE_DIR/bridge out
+	mkdir -p "$dir"
+	printf '{"runtimes": {"moat-vm": {"path": "%s"}}}\n' "$(runtime_for moat-vm)" >"$dir/daemon.json"
+	out=$(unshare --net bash -c '
+		set -e
+		dir=$1 docker=$2 image=$3 moat=$4 tar=$5
+		d() { timeout -k 10 120 "$docker" --host "unix://$dir/docker.sock" "$@"; }
+		ip link set lo up
+		dockerd --config-file "$dir/daemon.json" --data-root "$dir/docker" \
+			--exec-root "$dir/exec" --pidfile "$dir/dockerd.pid" \
+			--host "unix://$dir/docker.sock" --containerd-namespace moat-bridge \
+			--containerd-plugins-namespace moat-bridge-plugins \
+			--storage-driver overlay2 >"$dir/dockerd.log" 2>&1 </dev/null &
+		for i in $(seq 150); do d version >/dev/null 2>&1 && break; sleep 0.2; done
+		d import "$tar" "$image" >/dev/null
+		d run -d --name web --runtime moat-vm -p 8080:80 "$image" \
+			sh -c "mkdir -p /tmp/www && echo hello-published >/tmp/www/index.html && exec httpd -f -p 80 -h /tmp/www" >/dev/null
+		for i in $(seq 300); do
+			timeout 5 curl -sf http://172.17.0.1:8080/ >/dev/null && break
+			sleep 0.2
+		done
+		timeout 5 curl -sf http://172.17.0.1:8080/
+		timeout 5 curl -sf http://127.0.0.1:8080/
+		id=$(d inspect --format "{{.Id}}" web)
+		"$moat" --root "$dir/exec/runtime-runc/moat-bridge" state "$id" | jq -r ".annotations[\"moat.vm.network\"]"
+		d rm -f web >/dev/null
+		kill "$(cat "$dir/dockerd.pid")"
+		for i in $(seq 150); do kill -0 "$(cat "$dir/dockerd.pid")" 2>/dev/null || break; sleep 0.2; done
+		' _ "$dir" "$DOCKER" "$IMAGE" "$MOAT_BINARY" "$ENGINE_DIR/busybox.tar" 3>&-) || true
+	# shellcheck disable=SC2046 # one pid per word
+	stop_pids $(pids_of_cmdline "$dir/")
+	[[ $out =~ ^hello-published$'\n'hello-published$'\n'eth0\ 172\.17\.[0-9]+\.[0-9]+/16$ ]] ||
+		fail "got: $out; dockerd said: $(tail -5 "$dir/dockerd.log")"
+}
