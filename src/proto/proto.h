@@ -179,7 +179,9 @@
  *   The agent sends READY once the host's end of the port is open, then
  *   waits for START. For each process: STARTED, DATA, then EXITED after the
  *   last DATA of both streams (an empty DATA marks each stream's end); or
- *   ERROR and nothing else when it could not be started. When the workload
+ *   ERROR and nothing else when it could not be started. When a CONTAINER's
+ *   first process exits, the agent kills every other process of that
+ *   container (they get their EXITED too). When the workload
  *   exits the agent kills every other process (they get their EXITED too),
  *   sends the workload's EXITED, and waits for SHUTDOWN, which the host
  *   sends once it has read everything: the guest cannot see what the host
