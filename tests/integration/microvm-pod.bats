@@ -262,3 +262,15 @@ pod_mounts() {
 	assert_moat_error "^moat: annotations.moat.isolation: container, but the config joins the network namespace of microVM $CID"
 	[[ ! -e $MOAT_ROOT/$MEMBER ]] || fail "the member's state remains"
 }
+
+@test "microvm pod: a member whose bind source is missing fails create with one line; nothing is left in the pod's share" {
+	start_sandbox
+	member_cfg 'true' '.mounts += [{destination: "/data", type: "bind", source: "/no/such/dir", options: ["rbind"]}]'
+	use_policy_without deny-host-mounts
+	run_moat create --bundle "$MEMBER_BUNDLE" "$MEMBER"
+	assert_moat_error "/no/such/dir"
+	[[ ! -e $MOAT_ROOT/$MEMBER ]] || fail "the member's state remains"
+	[[ -z $(ls -A "$MOAT_ROOT/$CID/pod") ]] || fail "the pod's share holds: $(ls -A "$MOAT_ROOT/$CID/pod")"
+	assert_equal "$(pod_mounts)" ""
+	moat exec "$CID" true
+}
