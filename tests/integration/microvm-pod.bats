@@ -274,3 +274,17 @@ pod_mounts() {
 	assert_equal "$(pod_mounts)" ""
 	moat exec "$CID" true
 }
+
+# An exec into a member gets the member's seccomp filter, not the sandbox's.
+@test "microvm pod: a process exec'd into a member is under the member's seccomp filter" {
+	start_sandbox
+	member_cfg 'exec sleep 2147483647' '.linux.seccomp.syscalls |= (map(.names -= ["mkdir", "mkdirat"])
+		| map(select(.names | length > 0))
+		| . + [{names: ["mkdir", "mkdirat"], action: "SCMP_ACT_ERRNO", errnoRet: 1}])'
+	run_member
+	run moat exec "$MEMBER" mkdir /made-by-exec
+	assert_failure
+	assert_output --partial 'Operation not permitted'
+	run moat exec "$CID" mkdir /made-by-exec
+	assert_success
+}

@@ -39,7 +39,9 @@ struct proc {
 	int64_t window;    /* stdin bytes the agent still takes */
 	struct winsize ws; /* the size last sent (terminal) */
 	char *member;      /* CONTAINER: the pod member's id; its container's first process */
-	bool freezing;     /* a FREEZE request waits for FROZEN on freeze_conn */
+	struct moat_proto_process filter; /* CONTAINER: only its seccomp fields, which the
+					   * processes exec'd into the member get */
+	bool freezing;                    /* a FREEZE request waits for FROZEN on freeze_conn */
 	int freeze_conn;
 	bool freeze_want; /* what it asked */
 };
@@ -79,6 +81,7 @@ static void proc_release(struct proc *p)
 		close(p->freeze_conn);
 	}
 	free(p->member);
+	free(p->filter.seccomp);
 	if (p->owns_fds) {
 		if (p->in_fd >= 0)
 			close(p->in_fd);
@@ -318,13 +321,13 @@ static struct proc *find_member(struct relay *s, const char *name)
 	return NULL;
 }
 
-/* The EXEC frame for a request, in the VM's own container (in 0) or a member's; the guest's
- * filter is the workload's. */
-static int start_exec(struct relay *s, struct proc *p, const char *json, uint32_t in,
+/* The EXEC frame for a request, in the VM's own container or a member's (target); the
+ * process gets that container's seccomp filter. */
+static int start_exec(struct relay *s, struct proc *p, const char *json, const struct proc *target,
 		      moat_error *err)
 {
 	struct moat_msg m = { .type = MOAT_MSG_EXEC, .id = p->id };
-	const struct moat_proto_process *w = &s->r->start->process;
+	const struct moat_proto_process *w = target ? &target->filter : &s->r->start->process;
 	struct oci_process *op = NULL;
 	_cleanup_free_ char *msg = NULL;
 	int r = ocijson_parse_data(&oci_process_type, json, strlen(json), "exec process",
@@ -338,7 +341,7 @@ static int start_exec(struct relay *s, struct proc *p, const char *json, uint32_
 		m.u.exec.process.n_seccomp = w->n_seccomp;
 		m.u.exec.process.has_seccomp_flags = w->has_seccomp_flags;
 		m.u.exec.process.seccomp_flags = w->seccomp_flags;
-		m.u.exec.container = in;
+		m.u.exec.container = target ? target->id : 0;
 		p->terminal = op->terminal;
 		r = send_msg(s, &m);
 		m.u.exec.process.seccomp = NULL;
@@ -355,7 +358,7 @@ static int request_exec(struct relay *s, struct proc *p, const char *name, const
 
 	if (name[0] != '\0' && (target == NULL || !target->started))
 		return moat_error_msg(err, ESRCH, "the pod has no running container %s", name);
-	return start_exec(s, p, json, target ? target->id : 0, err);
+	return start_exec(s, p, json, target, err);
 }
 
 /* A member's CONTAINER frame, as its init built it, with this id: its first process's. */
@@ -373,10 +376,17 @@ static int request_container(struct relay *s, struct proc *p, const char *name, 
 	else if (r > 0 && find_member(s, name) != NULL)
 		r = moat_error_msg(err, EEXIST, "the pod runs a container %s already", name);
 	if (r > 0) {
+		const struct moat_proto_process *mp = &m.u.start.process;
+
 		m.id = p->id;
-		p->terminal = m.u.start.process.terminal;
+		p->terminal = mp->terminal;
 		p->member = xstrdup(name);
 		r = send_msg(s, &m);
+		p->filter = (struct moat_proto_process){ .seccomp = mp->seccomp,
+							 .n_seccomp = mp->n_seccomp,
+							 .has_seccomp_flags = mp->has_seccomp_flags,
+							 .seccomp_flags = mp->seccomp_flags };
+		m.u.start.process.seccomp = NULL; /* p->filter has it */
 	}
 	moat_msg_clear(&m);
 	return r < 0 ? r : 0;
