@@ -201,8 +201,12 @@ done
 note "building $out with mmdebstrap ${args[*]} $suite (log: $log)"
 started=$SECONDS
 # No mirror: mmdebstrap uses deb.debian.org with bookworm-updates and
-# bookworm-security, the sources the host has.
-if ! mmdebstrap "${args[@]}" "$suite" "$tmp" </dev/null >"$log" 2>&1; then
+# bookworm-security, the sources the host has. Without the caller's fds 3-9
+# (bats holds several, and the lock is fd 9): mmdebstrap hands apt the lowest
+# free fd for "cat >&N", which dash, running it, cannot parse above 9 ("Bad fd
+# number": every build under bats failed so).
+if ! mmdebstrap "${args[@]}" "$suite" "$tmp" </dev/null >"$log" 2>&1 \
+	3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-; then
 	tail -n 30 -- "$log" >&2
 	die "mmdebstrap failed (full log: $log)"
 fi

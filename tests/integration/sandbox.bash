@@ -280,8 +280,10 @@ egress_tls_upstream() {
 	command -v openssl >/dev/null || skip "openssl is not installed"
 	TLS_PORT=$((PORT + 2))
 	# shellcheck disable=SC2034 # for the tests that load this file
-	PY_ROOT=$(bash "$BATS_TEST_DIRNAME/../../contrib/sandbox/mkrootfs-python.sh" 2>"$TEST_DIR/mkrootfs.log" | tail -n 1) ||
+	# (its status, not a pipe's: a failed build must not go unnoticed)
+	PY_ROOT=$(bash "$BATS_TEST_DIRNAME/../../contrib/sandbox/mkrootfs-python.sh" 2>"$TEST_DIR/mkrootfs.log") ||
 		fail "the python rootfs: $(tail -3 "$TEST_DIR/mkrootfs.log")"
+	PY_ROOT=$(tail -n 1 <<<"$PY_ROOT")
 	mkdir -p "$cert"
 	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=tls.test \
 		-addext subjectAltName=DNS:tls.test -keyout "$cert/key.pem" -out "$cert/cert.pem" 2>/dev/null
