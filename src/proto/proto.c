@@ -346,26 +346,23 @@ static const struct object interface_object = { sizeof(struct moat_proto_interfa
 
 /* clang-format off */
 #define M(kind, member) OFF(struct moat_msg, u.kind.member)
+/* What makes a container, START's and CONTAINER's alike. */
+#define CONTAINER_FIELDS \
+	{ 1, K_OBJ, F_REQUIRED, 0, "process", M(start, process), NO_OFF, NO_OFF, 0, 0, 0, &process_object }, \
+	{ 2, K_OBJ, F_LIST, 0, "mount", M(start, mounts), M(start, n_mounts), NO_OFF, 0, 0, MOAT_PROTO_MAX_MOUNTS, &mount_object }, \
+	{ 3, K_STR, 0, S_ANY, "hostname", M(start, hostname), NO_OFF, NO_OFF, 1, MOAT_PROTO_MAX_HOSTNAME, 0, NULL }, \
+	{ 4, K_BOOL, 0, 0, "root_readonly", M(start, root_readonly), NO_OFF, NO_OFF, 0, 1, 0, NULL }, \
+	{ 5, K_OBJ, 0, 0, "winsize", M(start, winsize), NO_OFF, M(start, has_winsize), 0, 0, 0, &winsize_object }, \
+	{ 6, K_U32, F_MASK, 0, "namespaces", M(start, namespaces), NO_OFF, NO_OFF, 0, MOAT_PROTO_NAMESPACES, 0, NULL }, \
+	{ 7, K_OBJ, 0, 0, "resources", M(start, resources), NO_OFF, M(start, has_resources), 0, 0, 0, &resources_object }
 static const struct field start_fields[] = {
-	{ 1, K_OBJ, F_REQUIRED, 0, "process", M(start, process), NO_OFF, NO_OFF, 0, 0, 0, &process_object },
-	{ 2, K_OBJ, F_LIST, 0, "mount", M(start, mounts), M(start, n_mounts), NO_OFF, 0, 0, MOAT_PROTO_MAX_MOUNTS, &mount_object },
-	{ 3, K_STR, 0, S_ANY, "hostname", M(start, hostname), NO_OFF, NO_OFF, 1, MOAT_PROTO_MAX_HOSTNAME, 0, NULL },
-	{ 4, K_BOOL, 0, 0, "root_readonly", M(start, root_readonly), NO_OFF, NO_OFF, 0, 1, 0, NULL },
-	{ 5, K_OBJ, 0, 0, "winsize", M(start, winsize), NO_OFF, M(start, has_winsize), 0, 0, 0, &winsize_object },
-	{ 6, K_U32, F_MASK, 0, "namespaces", M(start, namespaces), NO_OFF, NO_OFF, 0, MOAT_PROTO_NAMESPACES, 0, NULL },
-	{ 7, K_OBJ, 0, 0, "resources", M(start, resources), NO_OFF, M(start, has_resources), 0, 0, 0, &resources_object },
+	CONTAINER_FIELDS,
 	{ 8, K_U64, 0, 0, "realtime", M(start, realtime_ns), NO_OFF, M(start, has_realtime), 1, UINT64_MAX, 0, NULL },
 	{ 9, K_OBJ, F_LIST, 0, "interface", M(start, interfaces), M(start, n_interfaces), NO_OFF, 0, 0, MOAT_PROTO_MAX_INTERFACES, &interface_object },
 };
 /* START's fields that say what a container is, and its name in the pod's share. */
 static const struct field container_fields[] = {
-	{ 1, K_OBJ, F_REQUIRED, 0, "process", M(start, process), NO_OFF, NO_OFF, 0, 0, 0, &process_object },
-	{ 2, K_OBJ, F_LIST, 0, "mount", M(start, mounts), M(start, n_mounts), NO_OFF, 0, 0, MOAT_PROTO_MAX_MOUNTS, &mount_object },
-	{ 3, K_STR, 0, S_ANY, "hostname", M(start, hostname), NO_OFF, NO_OFF, 1, MOAT_PROTO_MAX_HOSTNAME, 0, NULL },
-	{ 4, K_BOOL, 0, 0, "root_readonly", M(start, root_readonly), NO_OFF, NO_OFF, 0, 1, 0, NULL },
-	{ 5, K_OBJ, 0, 0, "winsize", M(start, winsize), NO_OFF, M(start, has_winsize), 0, 0, 0, &winsize_object },
-	{ 6, K_U32, F_MASK, 0, "namespaces", M(start, namespaces), NO_OFF, NO_OFF, 0, MOAT_PROTO_NAMESPACES, 0, NULL },
-	{ 7, K_OBJ, 0, 0, "resources", M(start, resources), NO_OFF, M(start, has_resources), 0, 0, 0, &resources_object },
+	CONTAINER_FIELDS,
 	{ 10, K_STR, F_REQUIRED, S_NAME, "name", M(start, name), NO_OFF, NO_OFF, 1, MOAT_PROTO_MAX_NAME, 0, NULL },
 };
 static const struct field exec_fields[] = {
@@ -407,6 +404,7 @@ static const struct field error_fields[] = {
 static const struct field credit_fields[] = {
 	{ 1, K_U32, F_REQUIRED, 0, "bytes", M(credit, bytes), NO_OFF, NO_OFF, 1, MOAT_PROTO_STDIN_WINDOW, 0, NULL },
 };
+#undef CONTAINER_FIELDS
 #undef M
 /* clang-format on */
 

@@ -254,6 +254,43 @@ fetches() {
 WEB='mkdir -p /www && echo hello >/www/index.html && echo web-starting && echo web-stderr >&2 && exec httpd -f -p 8080 -h /www'
 CLIENT='trap "echo got-TERM; exit 0" TERM; echo client-up; while :; do sleep 0.2; done'
 
+# check_pod_of_two POD NAME WEB CLIENT: the pod's web server and client as the kubelet sees
+# them: ExecSync's exit code and output, ContainerStatus, ListContainers and the CRI logs
+# (in $NODE/logs/NAME); then StopContainer and RemoveContainer
+check_pod_of_two() {
+	local pod=$1 logs=$NODE/logs/$2 web=$3 client=$4
+	run cri exec-sync "$client" -- sh -c 'echo out; echo err >&2; exit 3'
+	assert_equal "$status" 3
+	assert_output --partial out
+
+	assert_equal "$(state_of_container "$web")" CONTAINER_RUNNING
+	assert_equal "$(state_of_container "$client")" CONTAINER_RUNNING
+	run cri list --pod "$pod" --state running
+	assert_success
+	assert_equal "$(jq -r '.containers | map(.metadata.name) | sort | join(" ")' <<<"$output")" "client web"
+	assert_equal "$(cri status "$web" | jq -r .status.log_path)" "$logs/web.log"
+
+	# CRI log lines: TIME STREAM TAG MESSAGE
+	retry grep -q 'stdout F client-up$' "$logs/client.log"
+	run cat "$logs/web.log"
+	assert_line --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9:]+) stdout F web-starting$'
+	assert_line --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9:]+) stderr F web-stderr$'
+
+	# the client ends at SIGTERM; httpd, pid 1 of its own, ignores it and is killed
+	cri stop --timeout 10 "$client"
+	assert_equal "$(state_of_container "$client")" CONTAINER_EXITED
+	assert_equal "$(cri status "$client" | jq -r .status.exit_code)" 0
+	retry grep -q 'stdout F got-TERM$' "$logs/client.log"
+	cri stop --timeout 1 "$web"
+	assert_equal "$(state_of_container "$web")" CONTAINER_EXITED
+	assert_equal "$(cri status "$web" | jq -r .status.exit_code)" 137
+	cri remove "$client"
+	cri remove "$web"
+	run cri list --pod "$pod"
+	assert_success
+	assert_equal "$(jq '.containers | length' <<<"$output")" 0
+}
+
 # node_processes: the processes naming this node's directory (shims, moat-vm's
 # supervisors and QEMU) other than containerd
 node_processes() {
@@ -368,36 +405,7 @@ teardown() {
 	run cri exec-sync "$client" -- wget -q -O - http://127.0.0.1:8080/
 	assert_success
 	assert_output hello
-	run cri exec-sync "$client" -- sh -c 'echo out; echo err >&2; exit 3'
-	assert_equal "$status" 3
-	assert_output --partial out
-
-	assert_equal "$(state_of_container "$web")" CONTAINER_RUNNING
-	assert_equal "$(state_of_container "$client")" CONTAINER_RUNNING
-	run cri list --pod "$pod" --state running
-	assert_success
-	assert_equal "$(jq -r '.containers | map(.metadata.name) | sort | join(" ")' <<<"$output")" "client web"
-	assert_equal "$(cri status "$web" | jq -r .status.log_path)" "$NODE/logs/a/web.log"
-
-	# CRI log lines: TIME STREAM TAG MESSAGE
-	retry grep -q 'stdout F client-up$' "$NODE/logs/a/client.log"
-	run cat "$NODE/logs/a/web.log"
-	assert_line --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9:]+) stdout F web-starting$'
-	assert_line --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9:]+) stderr F web-stderr$'
-
-	# the client ends at SIGTERM; httpd, pid 1 of its own, ignores it and is killed
-	cri stop --timeout 10 "$client"
-	assert_equal "$(state_of_container "$client")" CONTAINER_EXITED
-	assert_equal "$(cri status "$client" | jq -r .status.exit_code)" 0
-	retry grep -q 'stdout F got-TERM$' "$NODE/logs/a/client.log"
-	cri stop --timeout 1 "$web"
-	assert_equal "$(state_of_container "$web")" CONTAINER_EXITED
-	assert_equal "$(cri status "$web" | jq -r .status.exit_code)" 137
-	cri remove "$client"
-	cri remove "$web"
-	run cri list --pod "$pod"
-	assert_success
-	assert_equal "$(jq '.containers | length' <<<"$output")" 0
+	check_pod_of_two "$pod" a "$web" "$client"
 	cri stop-pod "$pod"
 	cri remove-pod "$pod"
 	run cri pod-status "$pod"
@@ -521,28 +529,7 @@ remove_pods() {
 	# each has its own rootfs: the page is the web container's only
 	run cri exec-sync "$client" -- cat /www/index.html
 	assert_failure
-	run cri exec-sync "$client" -- sh -c 'echo out; echo err >&2; exit 3'
-	assert_equal "$status" 3
-	assert_output --partial out
-
-	assert_equal "$(state_of_container "$web")" CONTAINER_RUNNING
-	assert_equal "$(state_of_container "$client")" CONTAINER_RUNNING
-	run cri list --pod "$VM_POD" --state running
-	assert_equal "$(jq -r '.containers | map(.metadata.name) | sort | join(" ")' <<<"$output")" "client web"
-	retry grep -q 'stdout F client-up$' "$NODE/logs/v/client.log"
-	run cat "$NODE/logs/v/web.log"
-	assert_line --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9:]+) stdout F web-starting$'
-	assert_line --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9:]+) stderr F web-stderr$'
-
-	cri stop --timeout 10 "$client"
-	assert_equal "$(state_of_container "$client")" CONTAINER_EXITED
-	assert_equal "$(cri status "$client" | jq -r .status.exit_code)" 0
-	retry grep -q 'stdout F got-TERM$' "$NODE/logs/v/client.log"
-	cri stop --timeout 1 "$web"
-	assert_equal "$(state_of_container "$web")" CONTAINER_EXITED
-	assert_equal "$(cri status "$web" | jq -r .status.exit_code)" 137
-	cri remove "$client"
-	cri remove "$web"
+	check_pod_of_two "$VM_POD" v "$web" "$client"
 	# the sandbox's guest still answers on the bridge
 	retry guest_answers
 	remove_pods
