@@ -2,12 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Build moat's microVM guest kernel from Debian's linux-source-6.1 package.
 #
-#   build-kernel.sh --out DIR [--jobs N]
+#   build-kernel.sh --out DIR [--jobs N] [--fragment FILE --name NAME]
 #
 # Steps: extract /usr/src/linux-source-6.1.tar.xz into the cache, run
 # `make tinyconfig`, merge guest-kernel.config (merge_config.sh -m), run
 # `make olddefconfig`, check that every line of the fragment made it into
 # the final .config, build, and copy the kernel to DIR/moat-guest-kernel.
+# --fragment FILE merges one more fragment after it (checked the same way),
+# and --name NAME names the image DIR/NAME instead: the cgroup v2 test host's
+# kernel is the guest's with tests/testhost/testhost-kernel.config on top.
 #
 # The image is an uncompressed, stripped x86_64 vmlinux (ELF) that QEMU
 # boots directly through its PVH entry point (-kernel FILE).
@@ -25,7 +28,7 @@ set -euo pipefail
 readonly prog=${0##*/}
 readonly pkg=linux-source-6.1
 readonly tarball=/usr/src/$pkg.tar.xz
-readonly image_name=moat-guest-kernel
+image_name=moat-guest-kernel
 
 # Build-relevant settings. All of them are part of the cache key; bump
 # recipe whenever the build steps below change what ends up in the image.
@@ -45,13 +48,16 @@ note() {
 }
 
 usage() {
-	printf 'usage: %s --out DIR [--jobs N]\n' "$prog"
+	printf 'usage: %s --out DIR [--jobs N] [--fragment FILE --name NAME]\n' "$prog"
 }
 
 out=
 jobs=
+extra=
 while [ $# -gt 0 ]; do
 	case $1 in
+	--fragment) [ $# -ge 2 ] || die "--fragment needs a file"; extra=$2; shift 2 ;;
+	--name) [ $# -ge 2 ] || die "--name needs a name"; image_name=$2; shift 2 ;;
 	--out) [ $# -ge 2 ] || die "--out needs a directory"; out=$2; shift 2 ;;
 	--out=*) out=${1#--out=}; shift ;;
 	--jobs|-j) [ $# -ge 2 ] || die "--jobs needs a number"; jobs=$2; shift 2 ;;
@@ -69,8 +75,14 @@ case $jobs in
 esac
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-readonly fragment=$script_dir/guest-kernel.config
-[ -r "$fragment" ] || die "config fragment not found: $fragment"
+fragments=("$script_dir/guest-kernel.config")
+[ -n "$extra" ] && fragments+=("$(cd "$(dirname "$extra")" && pwd)/$(basename "$extra")")
+for fragment in "${fragments[@]}"; do
+	[ -r "$fragment" ] || die "config fragment not found: $fragment"
+done
+case $image_name in
+'' | */* | .*) die "--name must be a file name, not '$image_name'" ;;
+esac
 
 # The source package: its version is part of the cache key.
 pkg_version=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null || true)
@@ -80,8 +92,12 @@ if [ -z "$pkg_version" ] || [ "$pkg_status" != installed ] || [ ! -r "$tarball" 
 fi
 
 key=$({
-	printf 'fragment\n'
-	cat "$fragment"
+	for fragment in "${fragments[@]}"; do
+		printf 'fragment\n'
+		cat "$fragment"
+	done
+	# (the guest kernel's key stays as it was before there were others)
+	[ "$image_name" = moat-guest-kernel ] || printf 'image %s\n' "$image_name"
 	printf 'package %s %s\n' "$pkg" "$pkg_version"
 	printf 'settings %s\n' "$settings"
 } | sha256sum)
@@ -152,6 +168,8 @@ fi
 # per package version too, so a changed fragment rebuilds incrementally.
 src=$cache_root/src/$pkg-$pkg_version
 build=$cache_root/build/$pkg-$pkg_version
+# each image a build tree of its own, so that building one does not undo the other's
+[ "$image_name" = moat-guest-kernel ] || build=$build-$image_name
 if [ ! -f "$src/Makefile" ]; then
 	note "extracting $tarball"
 	rm -rf -- "$src" "$src.tmp"
@@ -172,16 +190,16 @@ kmake() {
 	}
 }
 
-note "configuring (tinyconfig + $(basename "$fragment"))"
+note "configuring (tinyconfig + $(for f in "${fragments[@]}"; do printf '%s ' "$(basename "$f")"; done))"
 kmake tinyconfig
 # merge_config.sh keeps its temporary files in the current directory: run
 # it in the build tree so that the source tree stays untouched.
 (cd "$build" && "$src/scripts/kconfig/merge_config.sh" -m -O "$build" \
-	"$build/.config" "$fragment") >>"$log" 2>&1 ||
+	"$build/.config" "${fragments[@]}") >>"$log" 2>&1 ||
 	die "merge_config.sh failed (full log: $log)"
 kmake olddefconfig
 
-# Every option the fragment sets must be in the final .config as written;
+# Every option a fragment sets must be in the final .config as written;
 # every option it unsets must not be set at all.
 bad=()
 while IFS= read -r line; do
@@ -199,7 +217,7 @@ while IFS= read -r line; do
 	esac
 	final=$(grep -E "^($opt=|# $opt is not set)" "$build/.config" || true)
 	bad+=("$line (final: ${final:-absent})")
-done <"$fragment"
+done < <(cat "${fragments[@]}")
 if [ ${#bad[@]} -gt 0 ]; then
 	printf '  %s\n' "${bad[@]}" >&2
 	die "${#bad[@]} fragment option(s) did not survive olddefconfig (missing dependencies?); final config: $build/.config"
@@ -218,7 +236,7 @@ else
 	cp -- "$build/$ktarget" "$tmp/$image_name"
 fi
 cp -- "$build/.config" "$tmp/config"
-cp -- "$fragment" "$tmp/guest-kernel.config"
+cat "${fragments[@]}" >"$tmp/fragments.config"
 printf '%s\n' "package $pkg $pkg_version" "settings $settings" >"$tmp/info"
 rm -rf -- "$entry"
 mv -- "$tmp" "$entry"

@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# In the cgroup v2 test host (tests/testhost/README.md), as root at boot: run the test files
+# the host's request names and leave their TAP in the results directory, then say done.
+#
+#   guest-run.sh RESULTS
+#
+# RESULTS/request (shell assignments, written by the host's run.sh):
+#   TREE        moat's tree, mounted read-only at the host's own path
+#   BINARY      the moat binary under test (in TREE)
+#   ROOT_TESTS  test files, relative to TREE/tests without .bats, run as root
+#   USER_TESTS  the same, run as the user moattest in a scope of its systemd user
+#               manager, under the controllers user@.service delegates
+# For each file NAME run as WHO (root or user): RESULTS/WHO-NAME.tap (its TAP) and
+# RESULTS/WHO-NAME.status (bats's exit status). RESULTS/host-info describes the host, and
+# RESULTS/done is written last. The test files' own temporary files stay in the guest.
+set -u
+results=$1
+# shellcheck disable=SC1091 # the host writes it
+. "$results/request"
+export MOAT_BINARY=$BINARY
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+{
+	echo "kernel $(uname -r)"
+	echo "init $(readlink /proc/1/exe)"
+	echo "cgroup $(stat -fc %T /sys/fs/cgroup)"
+	echo "controllers $(cat /sys/fs/cgroup/cgroup.controllers)"
+	echo "user-delegated $(cat /sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/cgroup.controllers 2>/dev/null)"
+	systemctl --version | head -n 1
+} >"$results/host-info" 2>&1
+
+# run_file WHO NAME CMD...: the test file NAME run by CMD (bats and its arguments)
+run_file() {
+	local who=$1 name=$2 out
+	shift 2
+	out=$results/$who-${name//\//-}
+	echo "moat-testhost: $who: $name" >&2
+	"$@" "$TREE/tests/$name.bats" >"$out.tap" 2>&1 </dev/null
+	echo $? >"$out.status"
+}
+
+for name in ${ROOT_TESTS:-}; do
+	run=$(mktemp -d /tmp/moat-run.XXXXXX)
+	chmod 0755 "$run"
+	run_file root "$name" env TMPDIR="$run" MOAT_RUN_DIR="$run" bats --tap
+	rm -rf --one-file-system "$run"
+done
+
+for name in ${USER_TESTS:-}; do
+	run_file user "$name" runuser -u moattest -- env -i PATH="$PATH" HOME=/home/moattest \
+		XDG_RUNTIME_DIR=/run/user/1000 DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus \
+		MOAT_BINARY="$MOAT_BINARY" systemd-run --user --scope --quiet -- bats --tap
+done
+
+sync
+touch "$results/done"
