@@ -3,6 +3,9 @@
 # linux.cgroupsPath: the default /moat/<id>, absolute and relative paths, and
 # the systemd slice:prefix:name form under --systemd-cgroup (mapped to the
 # path systemd would use; moat does not talk to systemd over D-Bus).
+#
+# A path is looked for in the hierarchies of $HIERS on cgroup v1 (and hybrid) hosts, and in
+# the one unified hierarchy on cgroup v2 (cgroup_dirs).
 
 load helpers
 
@@ -19,21 +22,23 @@ teardown() {
 	moat_teardown
 	local d h
 	for d in "${PARENTS[@]}"; do
-		for h in /sys/fs/cgroup/*/; do
+		for h in $(cgroup_dirs); do
 			[[ -d $h$d ]] && rmdir "$h$d" 2>/dev/null
 		done
 	done
 	true
 }
 
-# in_every_hierarchy PATH: the container's init is in cgroup PATH of each of $HIERS.
+# in_every_hierarchy PATH: the container's init is in cgroup PATH of each of $HIERS (of
+# the unified hierarchy on cgroup v2).
 in_every_hierarchy() {
 	local pid h
 	pid=$(host_pid)
-	for h in $HIERS; do
-		[[ -d /sys/fs/cgroup/$h$1 ]] || fail "/sys/fs/cgroup/$h$1 does not exist"
-		grep -qx "$pid" "/sys/fs/cgroup/$h$1/cgroup.procs" ||
-			fail "init $pid is not in /sys/fs/cgroup/$h$1"
+	# shellcheck disable=SC2086 # HIERS is a list
+	for h in $(cgroup_dirs $HIERS); do
+		[[ -d $h$1 ]] || fail "$h$1 does not exist"
+		grep -qx "$pid" "$h$1/cgroup.procs" ||
+			fail "init $pid is not in $h$1"
 	done
 }
 
@@ -51,8 +56,9 @@ start_with_path() {
 	start_with_path "$top/c-$CID"
 	in_every_hierarchy "$top/c-$CID"
 	moat delete --force "$CID"
-	for h in $HIERS; do
-		[[ ! -e /sys/fs/cgroup/$h$top/c-$CID ]] || fail "$h$top/c-$CID remains"
+	# shellcheck disable=SC2086 # HIERS is a list
+	for h in $(cgroup_dirs $HIERS); do
+		[[ ! -e $h$top/c-$CID ]] || fail "$h$top/c-$CID remains"
 	done
 }
 

@@ -13,8 +13,21 @@
 #
 # A container without linux.cgroupsPath lives at /moat/<id> in every
 # hierarchy: /sys/fs/cgroup/<controller>/moat/<id> for a v1 controller, the
-# cgroup2 mount's moat/<id> for what is on the unified hierarchy (on this
-# project's hybrid hosts: hugetlb, and the core cgroup.* files).
+# cgroup2 mount's moat/<id> for what is on the unified hierarchy. Two layouts
+# are met: hybrid (this project's development machines: v1 controllers, and
+# cgroup2 at /sys/fs/cgroup/unified with hugetlb and the core cgroup.* files)
+# and pure cgroup v2 (the test host of tests/testhost/: every controller on
+# the unified hierarchy, mounted at /sys/fs/cgroup itself). Inside, the cgroup
+# mount mirrors the host's layout: on a hybrid host a tmpfs with a directory
+# per v1 hierarchy and "unified", on a pure v2 host cgroup2 at /sys/fs/cgroup.
+#
+# Each field has a test that reads its v1 file (skipped where its controller
+# is not on cgroup v1) and, where cgroup v2 has one, a "cgroup v2:" test that
+# reads the v2 file moat writes (skipped where the unified hierarchy does not
+# offer the controller), with the value conversions moat makes (cpu.shares
+# onto cpu.weight, OCI's memory+swap onto memory.swap.max, blkio weights onto
+# io.weight) spelled out. Fields cgroup v2 has no file for are refused there
+# naming the field, and are tested as refusals.
 #
 # The container IDs of this file start with $CG_PREFIX, unique to one run of
 # the file, so that its last test can tell none of them left a cgroup.
@@ -26,8 +39,8 @@
 # and after, so they expect no other moat to be changing it meanwhile.
 #
 # Not read back here, because no host of this project can: per-device blockIO
-# weights where the disk's I/O scheduler is not BFQ, rdma limits (no RDMA
-# device).
+# weights where the disk's I/O scheduler is not BFQ (on cgroup v2 too: the
+# test host has no iocost for io.weight), rdma limits (no RDMA device).
 
 # shellcheck disable=SC2016 # single-quoted scripts and jq filters expand later
 # shellcheck disable=SC2030,SC2031 # CID changes per case within one test
@@ -67,19 +80,44 @@ v1_mount() {
 	}' /proc/self/mountinfo
 }
 
-# unified_mount: where cgroup2 is mounted; empty if nowhere.
+# unified_mount: where cgroup2 is mounted (/sys/fs/cgroup itself if it is
+# there, as moat prefers it); empty if nowhere.
 unified_mount() {
 	awk '{
 		for (i = 7; $i != "-"; i++)
 			;
 		if ($(i + 1) == "cgroup2") {
-			print $5
-			exit
+			if ($5 == "/sys/fs/cgroup") {
+				m = $5
+				exit
+			}
+			if (m == "")
+				m = $5
 		}
+	} END {
+		if (m != "")
+			print m
 	}' /proc/self/mountinfo
 }
 
-# v2_has CTRL: the unified hierarchy offers controller CTRL.
+# cg_mounts: the mount point of every cgroup hierarchy, v1 and cgroup2.
+cg_mounts() {
+	awk '{
+		for (i = 7; $i != "-"; i++)
+			;
+		if ($(i + 1) == "cgroup" || $(i + 1) == "cgroup2")
+			print $5
+	}' /proc/self/mountinfo | sort -u
+}
+
+# pure_v2: the host has the unified hierarchy alone, at /sys/fs/cgroup.
+pure_v2() {
+	[[ $(unified_mount) == /sys/fs/cgroup ]]
+}
+
+# v2_has CTRL: the unified hierarchy offers controller CTRL (by its v2 name:
+# "io", not "blkio"). The kernel puts a controller on one hierarchy only, so
+# where this holds no v1 hierarchy has it.
 v2_has() {
 	local u
 	u=$(unified_mount)
@@ -90,6 +128,25 @@ require_v1() {
 	if [[ -z $(v1_mount "$1") ]]; then
 		skip "no cgroup v1 $1 hierarchy: these tests read the v1 files"
 	fi
+}
+
+require_v2() {
+	if ! v2_has "$1"; then
+		skip "no $1 controller on the unified hierarchy (cgroup v2): these tests read the v2 files"
+	fi
+}
+
+# v2_swap_accounted: cgroup v2 has memory.swap.max (a kernel with swap, not
+# booted with swap accounting off).
+v2_swap_accounted() {
+	[[ -e /proc/swaps ]] &&
+		! grep -qE '(^| )(swapaccount=0|cgroup\.memory=[^ ]*noswap)' /proc/cmdline
+}
+
+# bfq_available: the kernel has the BFQ I/O scheduler (built in, or its
+# module loaded), whose cgroup files are blkio.bfq.* (v1) and io.bfq.* (v2).
+bfq_available() {
+	[[ -d /sys/module/bfq ]] || grep -qw bfq /sys/block/*/queue/scheduler 2>/dev/null
 }
 
 # cpu_online N: CPU N is online on this host.
@@ -163,8 +220,8 @@ page_bytes() {
 
 # --- the container and its cgroup files ---------------------------------------
 
-# cg_dir CTRL: the container's cgroup directory on the host: in the v1
-# hierarchy holding CTRL, or in the unified one for CTRL "unified".
+# cg_dir CTRL [ID]: the cgroup directory of ID (default $CID) on the host: in
+# the v1 hierarchy holding CTRL, or in the unified one for CTRL "unified".
 cg_dir() {
 	local m
 	if [[ $1 == unified ]]; then
@@ -179,6 +236,21 @@ cg_dir() {
 # cg_read CTRL FILE [ID]: a file of the container's cgroup, read on the host.
 cg_read() {
 	cat "$(cg_dir "$1" "${3:-}")/$2"
+}
+
+# cg_inside CTRL: the container's cgroup directory as the container sees it
+# through its cgroup mount at /sys/fs/cgroup (CGROUP_MOUNT), which shows the
+# container's cgroup as the root of each hierarchy in the host's layout:
+# /sys/fs/cgroup/<controller> for a v1 one; for "unified", /sys/fs/cgroup
+# itself on a pure v2 host and /sys/fs/cgroup/unified on a hybrid one.
+cg_inside() {
+	if [[ $1 != unified ]]; then
+		echo "/sys/fs/cgroup/$1"
+	elif pure_v2; then
+		echo /sys/fs/cgroup
+	else
+		echo /sys/fs/cgroup/unified
+	fi
 }
 
 CGROUP_MOUNT='{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup",
@@ -201,10 +273,10 @@ assert_cg() {
 	if [[ $got != "$want" ]]; then
 		fail "$(cg_dir "$ctrl")/$file holds '$got', expected '$want'"
 	fi
-	run_moat exec "$CID" cat "/sys/fs/cgroup/$ctrl/$file"
+	run_moat exec "$CID" cat "$(cg_inside "$ctrl")/$file"
 	assert_success
 	if [[ $output != "$want" ]]; then
-		fail "inside the container, /sys/fs/cgroup/$ctrl/$file holds '$output', expected '$want'"
+		fail "inside the container, $(cg_inside "$ctrl")/$file holds '$output', expected '$want'"
 	fi
 }
 
@@ -214,13 +286,13 @@ assert_cg_line() {
 	if ! grep -qxF -- "$want" "$(cg_dir "$ctrl")/$file"; then
 		fail "$(cg_dir "$ctrl")/$file has no line '$want': $(cg_read "$ctrl" "$file")"
 	fi
-	run_moat exec "$CID" cat "/sys/fs/cgroup/$ctrl/$file"
+	run_moat exec "$CID" cat "$(cg_inside "$ctrl")/$file"
 	assert_success
 	assert_line_exact "$want"
 }
 
 # cg_key CTRL FILE KEY [ID]: the value of "KEY value" in FILE of the cgroup of
-# ID (default $CID): cpu.stat, memory.oom_control, pids.events.
+# ID (default $CID): cpu.stat, memory.oom_control, memory.events, pids.events.
 cg_key() {
 	awk -v k="$3" '$1 == k { print $2 }' "$(cg_dir "$1" "${4:-}")/$2"
 }
@@ -340,6 +412,59 @@ refuse_config() {
 	run state_of
 	assert_success
 	assert_equal "$(jq -r '.annotations["moat.cgroup.ignored"]' <<<"$output")" "$note"
+}
+
+# OCI's memory.swap is memory+swap (v1's memsw); cgroup v2's memory.swap.max is the swap
+# alone, so moat writes swap - limit (cg_v2_swap_max).
+@test "cgroup v2: memory.limit, reservation and swap: memory.max, memory.low, memory.swap.max (swap less the limit)" {
+	require_v2 memory
+	v2_swap_accounted || skip "the kernel does not account swap (no memory.swap.max)"
+	cfg_set '.linux.resources.memory = {limit: 67108864, reservation: 33554432, swap: 134217728}'
+	start_sleeper
+	assert_cg unified memory.max 67108864
+	assert_cg unified memory.low 33554432
+	assert_cg unified memory.swap.max 67108864
+}
+
+@test "cgroup v2: memory.swap equal to memory.limit (no swap at all): memory.swap.max 0" {
+	require_v2 memory
+	v2_swap_accounted || skip "the kernel does not account swap (no memory.swap.max)"
+	# a new cgroup's memory.swap.max is max: 0 shows the write
+	cfg_set '.linux.resources.memory = {limit: 33554432, swap: 33554432}'
+	start_sleeper
+	assert_cg unified memory.max 33554432
+	assert_cg unified memory.swap.max 0
+}
+
+# cgroup v2 has no per-cgroup swappiness, no way to turn the OOM killer off and no
+# non-hierarchical accounting: moat takes what v2 always does (disableOOMKiller false,
+# useHierarchy true) and refuses the rest (refused in "cgroup v2: memory values ...").
+@test "cgroup v2: memory.disableOOMKiller false and useHierarchy true are what v2 does: the container runs" {
+	require_v2 memory
+	cfg_set '.linux.resources.memory = {limit: 67108864, disableOOMKiller: false, useHierarchy: true}'
+	start_sleeper
+	status_is "$CID" running
+	assert_cg unified memory.max 67108864
+}
+
+# issue 14 (20), on cgroup v2: no file for either field; the rest of the config applies and
+# what was not is a warning and a note, as where v1's kernel ignores memory.kernel.
+@test "cgroup v2: memory.kernel and kernelTCP: the container runs, with warnings and a moat.cgroup.ignored note" {
+	require_v2 memory
+	local kernel='linux.resources.memory.kernel: the kernel has no kernel-memory limit on cgroup v2'
+	local tcp='linux.resources.memory.kernelTCP: the kernel has no limit of its own for TCP buffers on cgroup v2'
+	cfg_set '.linux.resources.memory = {limit: 67108864, kernel: 16777216, kernelTCP: 8388608}'
+	cfg_set ".mounts += [$CGROUP_MOUNT]"
+	cfg_args sleep 100000
+	with_container_stdio moat --log "$TEST_DIR/moat.log" run --detach --bundle "$BUNDLE" \
+		--pid-file "$(pid_file)" "$CID"
+	assert_cg unified memory.max 67108864
+	# one warning line, its warnings "; "-separated (moat_error_warn)
+	grep -qF "warning: ${kernel/: /: ignored: }; ${tcp/: /: ignored: }" "$TEST_DIR/moat.log" ||
+		fail "no warning for memory.kernel and kernelTCP in the log: $(cat "$TEST_DIR/moat.log")"
+	run state_of
+	assert_success
+	assert_equal "$(jq -r '.annotations["moat.cgroup.ignored"]' <<<"$output")" "$kernel; $tcp"
 }
 
 # --- cpu and cpuset ---------------------------------------------------------------
@@ -479,6 +604,61 @@ require_rt_budget() {
 	assert_cg cpu cpu.idle 1
 }
 
+# cpu.shares 2..262144 maps onto cpu.weight 1..10000 as runc, crun and systemd map it
+# (cg_v2_cpu_weight): 1 + (shares - 2) * 9999 / 262142, so 512 -> 20 (the default is 100).
+# Quota and period go into cpu.max as "quota period".
+@test "cgroup v2: cpu.shares, quota and period: cpu.weight (shares mapped onto 1..10000) and cpu.max" {
+	require_v2 cpu
+	cfg_set '.linux.resources.cpu = {shares: 512, quota: 50000, period: 200000}'
+	start_sleeper
+	assert_cg unified cpu.weight 20
+	assert_cg unified cpu.max '50000 200000'
+}
+
+@test "cgroup v2: cpu.period without a quota: cpu.max keeps its quota (max) and takes the period" {
+	require_v2 cpu
+	cfg_set '.linux.resources.cpu = {period: 200000}'
+	start_sleeper
+	assert_cg unified cpu.max 'max 200000'
+}
+
+@test "cgroup v2: cpu.burst: cpu.max.burst" {
+	require_v2 cpu
+	if ! kernel_at_least 5 14; then
+		skip "the kernel has no cpu.max.burst (CFS burst, Linux 5.14)"
+	fi
+	cfg_set '.linux.resources.cpu = {quota: 50000, period: 100000, burst: 20000}'
+	start_sleeper
+	assert_cg unified cpu.max.burst 20000
+	assert_cg unified cpu.max '50000 100000'
+}
+
+@test "cgroup v2: cpu.cpus and cpu.mems: cpuset.cpus and cpuset.mems, and the container runs on them" {
+	require_v2 cpuset
+	if ! cpu_online 0 || ! cpu_online 1; then
+		skip "needs CPUs 0 and 1 online, so that a one-CPU set differs from the parent's"
+	fi
+	cfg_set '.linux.resources.cpu = {cpus: "1", mems: "0"}'
+	start_sleeper
+	assert_cg unified cpuset.cpus 1
+	assert_cg unified cpuset.mems 0
+	run_moat exec "$CID" grep -E '^(Cpus|Mems)_allowed_list:' /proc/self/status
+	assert_success
+	assert_line --regexp '^Cpus_allowed_list:[[:space:]]+1$'
+	assert_line --regexp '^Mems_allowed_list:[[:space:]]+0$'
+	grep -qE '^Cpus_allowed_list:[[:space:]]+1$' "/proc/$(host_pid)/status"
+}
+
+@test "cgroup v2: cpu.idle: cpu.idle" {
+	require_v2 cpu
+	if ! kernel_at_least 5 15; then
+		skip "the kernel has no cpu.idle (SCHED_IDLE groups, Linux 5.15)"
+	fi
+	cfg_set '.linux.resources.cpu = {idle: 1}'
+	start_sleeper
+	assert_cg unified cpu.idle 1
+}
+
 # --- pids -----------------------------------------------------------------------------
 
 @test "pids.limit: pids.max" {
@@ -486,6 +666,13 @@ require_rt_budget() {
 	cfg_set '.linux.resources.pids = {limit: 20}'
 	start_sleeper
 	assert_cg pids pids.max 20
+}
+
+@test "cgroup v2: pids.limit: pids.max" {
+	require_v2 pids
+	cfg_set '.linux.resources.pids = {limit: 20}'
+	start_sleeper
+	assert_cg unified pids.max 20
 }
 
 # --- blockIO ----------------------------------------------------------------------------
@@ -558,6 +745,61 @@ require_rt_budget() {
 		'linux\.resources\.blockIO\.weightDevice\[0\]\.leafWeight: .*blkio\.leaf_weight_device'
 }
 
+# On cgroup v2 moat writes the weight to io.bfq.weight where BFQ is (the number as it is;
+# the file reads "default N"), else to io.weight (iocost), mapped from 10..1000 onto
+# 1..10000 (cg_v2_io_weight: 1 + (w - 10) * 9999 / 990, so 300 -> 2930); neither without
+# BFQ or iocost.
+@test "cgroup v2: blockIO.weight: io.bfq.weight where BFQ is, else io.weight (mapped onto 1..10000), or an error naming the field" {
+	require_v2 io
+	if ! bfq_available && [[ ! -e $(unified_mount)/io.cost.qos ]]; then
+		refuse_config '.linux.resources.blockIO = {weight: 300}' \
+			'^moat: cgroup: linux\.resources\.blockIO\.weight: not supported on this host \(no io\.bfq\.weight or io\.weight\)$'
+		return
+	fi
+	cfg_set '.linux.resources.blockIO = {weight: 300}'
+	start_sleeper
+	if [[ -e $(cg_dir unified)/io.bfq.weight ]]; then
+		assert_cg_line unified io.bfq.weight 'default 300'
+	else
+		assert_cg_line unified io.weight 'default 2930'
+	fi
+}
+
+@test "cgroup v2: blockIO.weightDevice: io.bfq.weight for a disk BFQ schedules, or an error naming it where the disk has no BFQ" {
+	require_v2 io
+	require_root_disk
+	local sched filter
+	sched=$(cat "/sys/dev/block/$DISK/queue/scheduler" 2>/dev/null || true)
+	filter=".linux.resources.blockIO = {weightDevice: [{major: $DISK_MAJOR, minor: $DISK_MINOR, weight: 200}]}"
+	if [[ $sched == *"[bfq]"* ]]; then
+		cfg_set "$filter"
+		start_sleeper
+		assert_cg_line unified io.bfq.weight "$DISK 200"
+	elif bfq_available; then
+		# the kernel takes per-device BFQ weights only for a disk BFQ schedules
+		refuse_config "$filter" \
+			"linux\\.resources\\.blockIO\\.weightDevice\\[0\\]\\.weight: write '$DISK 200' to '.*/io\\.bfq\\.weight'"
+	elif [[ ! -e $(unified_mount)/io.cost.qos ]]; then
+		refuse_config "$filter" \
+			'linux\.resources\.blockIO\.weightDevice\[0\]\.weight: not supported on this host \(no io\.bfq\.weight or io\.weight\)'
+	else
+		skip "the disk has no BFQ: a per-device io.weight needs iocost enabled on it"
+	fi
+}
+
+@test "cgroup v2: blockIO throttle read/write bps and iops: the disk's line of io.max" {
+	require_v2 io
+	require_root_disk
+	cfg_set '.linux.resources.blockIO = {
+		throttleReadBpsDevice: [{major: $ma, minor: $mi, rate: 1048576}],
+		throttleWriteBpsDevice: [{major: $ma, minor: $mi, rate: 2097152}],
+		throttleReadIOPSDevice: [{major: $ma, minor: $mi, rate: 300}],
+		throttleWriteIOPSDevice: [{major: $ma, minor: $mi, rate: 400}]}' \
+		--argjson ma "$DISK_MAJOR" --argjson mi "$DISK_MINOR"
+	start_sleeper
+	assert_cg_line unified io.max "$DISK rbps=1048576 wbps=2097152 riops=300 wiops=400"
+}
+
 # --- hugetlb ------------------------------------------------------------------------------
 
 @test "hugepageLimits: hugetlb.<size>.limit_in_bytes (v1) or hugetlb.<size>.max (unified) for each page size" {
@@ -587,27 +829,50 @@ require_rt_budget() {
 	fi
 }
 
+@test "hugepageLimits of a page size the kernel lacks is refused naming the field and the size's file" {
+	local file
+	if [[ -n $(v1_mount hugetlb) ]]; then
+		file='hugetlb\.3MB\.limit_in_bytes'
+	elif v2_has hugetlb; then
+		file='hugetlb\.3MB\.max'
+	else
+		skip "no hugetlb controller"
+	fi
+	[[ ! -e /sys/kernel/mm/hugepages/hugepages-3072kB ]] || skip "the kernel has 3 MB pages"
+	refuse_config '.linux.resources.hugepageLimits = [{pageSize: "3MB", limit: 6291456}]' \
+		"linux\\.resources\\.hugepageLimits\\[0\\]: not supported on this host \\(no $file\\)"
+}
+
 # --- network ----------------------------------------------------------------------------
 
-@test "network.classID: net_cls.classid, or an error naming the field without net_cls" {
+# net_cls and net_prio are v1 only: on a pure v2 host moat says the field is not supported on
+# cgroup v2, elsewhere that the host has no such controller.
+@test "network.classID: net_cls.classid, or an error naming the field (without net_cls, or on cgroup v2)" {
 	local filter='.linux.resources.network = {classID: 1048577}'
 	if [[ -n $(v1_mount net_cls) ]]; then
 		cfg_set "$filter"
 		start_sleeper
 		assert_cg net_cls net_cls.classid 1048577
+	elif pure_v2; then
+		refuse_config "$filter" 'linux\.resources\.network\.classID: not supported on cgroup v2$'
 	else
-		refuse_config "$filter" 'linux\.resources\.network\.classID: .*net_cls'
+		refuse_config "$filter" \
+			'linux\.resources\.network\.classID: not supported on this host \(no net_cls controller\)$'
 	fi
 }
 
-@test "network.priorities: net_prio.ifpriomap, or an error naming the field without net_prio" {
+@test "network.priorities: net_prio.ifpriomap, or an error naming the field (without net_prio, or on cgroup v2)" {
 	local filter='.linux.resources.network = {priorities: [{name: "lo", priority: 5}]}'
 	if [[ -n $(v1_mount net_prio) ]]; then
 		cfg_set "$filter"
 		start_sleeper
 		assert_cg_line net_prio net_prio.ifpriomap 'lo 5'
+	elif pure_v2; then
+		refuse_config "$filter" \
+			'linux\.resources\.network\.priorities\[0\]: not supported on cgroup v2$'
 	else
-		refuse_config "$filter" 'linux\.resources\.network\.priorities\[0\]: .*net_prio'
+		refuse_config "$filter" \
+			'linux\.resources\.network\.priorities\[0\]: not supported on this host \(no net_prio controller\)$'
 	fi
 }
 
@@ -664,10 +929,50 @@ require_rt_budget() {
 		'linux\.resources\.unified\["cgroup\.procs"\]: moat manages this file'
 }
 
+@test "cgroup v2: unified keys of a controller: each value in the key's file" {
+	require_v2 memory
+	# memory.high has no linux.resources field of its own; cgroup.max.descendants is one of
+	# the core files a config may set (the default of both is max)
+	cfg_set '.linux.resources.unified = {"memory.high": "50331648", "cgroup.max.descendants": "4"}'
+	start_sleeper
+	assert_cg unified memory.high 50331648
+	assert_cg unified cgroup.max.descendants 4
+}
+
+@test "unified keys of a controller on the unified hierarchy of any host: the key's file (hugetlb.<size>.max)" {
+	local size
+	v2_has hugetlb || skip "no hugetlb controller on the unified hierarchy"
+	size=$(hugepage_sizes | head -n 1)
+	[[ -n $size ]] || skip "the kernel lists no huge page sizes in /sys/kernel/mm/hugepages"
+	cfg_set '.linux.resources.unified = {($k): ($v | tostring)}' \
+		--arg k "hugetlb.$size.max" --argjson v "$((3 * $(page_bytes "$size")))"
+	start_sleeper
+	assert_cg unified "hugetlb.$size.max" "$((3 * $(page_bytes "$size")))"
+}
+
+@test "unified keys moat cannot write are refused naming the key: a core file moat manages, an unknown controller, a file the controller lacks" {
+	local ctrl
+	if [[ -z $(unified_mount) ]]; then
+		skip "no cgroup2 hierarchy: linux.resources.unified needs one"
+	fi
+	refuse_config '.linux.resources.unified = {"cgroup.procs": "1"}' \
+		'linux\.resources\.unified\["cgroup\.procs"\]: moat manages this file itself$'
+	refuse_config '.linux.resources.unified = {"cgroup.subtree_control": "+memory"}' \
+		'linux\.resources\.unified\["cgroup\.subtree_control"\]: moat manages this file itself$'
+	refuse_config '.linux.resources.unified = {"nosuch.max": "1"}' \
+		"linux\\.resources\\.unified\\[\"nosuch\\.max\"\\]: no cgroup v2 controller is called 'nosuch'\$"
+	# a controller this host has on the unified hierarchy, and a file it does not have
+	ctrl=$(awk '{ print $1 }' "$(unified_mount)/cgroup.controllers")
+	[[ -n $ctrl ]] || skip "no controller on the unified hierarchy"
+	refuse_config ".linux.resources.unified = {\"$ctrl.nosuch\": \"1\"}" \
+		"linux\\.resources\\.unified\\[\"$ctrl\\.nosuch\"\\]: not supported on this host \\(no $ctrl\\.nosuch\\)\$"
+}
+
 # --- values the kernel rejects ------------------------------------------------------------
 
-@test "cpu.cpus naming a CPU the host lacks is refused naming the field and cpuset.cpus" {
-	require_v1 cpuset
+# refuse_missing_cpu: cpu.cpus "99" on a host without CPU 99 fails create and run naming the
+# field and cpuset.cpus (the file is called that on v1 and v2), leaving nothing behind.
+refuse_missing_cpu() {
 	(($(nproc --all) < 100)) || skip "the host has a CPU 99"
 	refuse_config '.linux.resources.cpu = {cpus: "99"}' \
 		'linux\.resources\.cpu\.cpus: .*cpuset\.cpus'
@@ -677,6 +982,16 @@ require_rt_budget() {
 	run_moat run --bundle "$BUNDLE" --pid-file "$(pid_file "$CID")" "$CID"
 	assert_moat_error 'linux\.resources\.cpu\.cpus: .*cpuset\.cpus'
 	assert_no_residue "$CID"
+}
+
+@test "cpu.cpus naming a CPU the host lacks is refused naming the field and cpuset.cpus" {
+	require_v1 cpuset
+	refuse_missing_cpu
+}
+
+@test "cgroup v2: cpu.cpus naming a CPU the host lacks is refused naming the field and cpuset.cpus" {
+	require_v2 cpuset
+	refuse_missing_cpu
 }
 
 @test "blockIO.weight above 1000 is refused naming the field and the range" {
@@ -692,6 +1007,15 @@ require_rt_budget() {
 	# moat must check the spec's range itself, as it does for v2's io.weight.
 	refuse_config '.linux.resources.blockIO = {weight: 5}' \
 		'linux\.resources\.blockIO\.weight\b'
+}
+
+@test "cgroup v2: blockIO.weight outside 10..1000 is refused naming the field and the range" {
+	require_v2 io
+	# io.bfq.weight would take 5 (BFQ's range is 1..1000) and io.weight 1001 (1..10000)
+	refuse_config '.linux.resources.blockIO = {weight: 1001}' \
+		'linux\.resources\.blockIO\.weight: 1001 is outside 10\.\.1000$'
+	refuse_config '.linux.resources.blockIO = {weight: 5}' \
+		'linux\.resources\.blockIO\.weight: 5 is outside 10\.\.1000$'
 }
 
 @test "memory values the kernel rejects are refused naming the field and the file" {
@@ -710,13 +1034,70 @@ require_rt_budget() {
 	fi
 }
 
+# What cgroup v2 cannot express is moat's to refuse, before any write: v2 has no swappiness,
+# no switch for the OOM killer and no non-hierarchical accounting, and OCI's memory+swap
+# needs a limit to subtract and cannot be below it.
+@test "cgroup v2: memory values cgroup v2 cannot take are refused naming the field" {
+	require_v2 memory
+	refuse_config '.linux.resources.memory = {swappiness: 17}' \
+		'linux\.resources\.memory\.swappiness: not supported on cgroup v2$'
+	refuse_config '.linux.resources.memory = {limit: 67108864, disableOOMKiller: true}' \
+		'linux\.resources\.memory\.disableOOMKiller: true is not supported on cgroup v2$'
+	refuse_config '.linux.resources.memory = {useHierarchy: false}' \
+		'linux\.resources\.memory\.useHierarchy: false is not supported on cgroup v2$'
+	refuse_config '.linux.resources.memory = {limit: 67108864, swap: 33554432}' \
+		'linux\.resources\.memory\.swap: 33554432 is below memory\.limit 67108864 \(swap counts memory\+swap\)$'
+	refuse_config '.linux.resources.memory = {swap: 134217728}' \
+		'linux\.resources\.memory\.swap: on cgroup v2 it needs a memory\.limit to subtract'
+}
+
 @test "cpu.quota below the kernel's 1 ms minimum is refused naming the field and cpu.cfs_quota_us" {
 	require_v1 cpu
 	refuse_config '.linux.resources.cpu = {quota: 500, period: 100000}' \
 		'linux\.resources\.cpu\.quota: .*cpu\.cfs_quota_us'
 }
 
+@test "cgroup v2: cpu.quota below the kernel's 1 ms minimum is refused naming the field and cpu.max" {
+	require_v2 cpu
+	refuse_config '.linux.resources.cpu = {quota: 500, period: 100000}' \
+		"linux\\.resources\\.cpu\\.quota: write '500 100000' to '.*/cpu\\.max': Invalid argument"
+}
+
+@test "cgroup v2: cpu.realtimePeriod and realtimeRuntime are refused (no real-time groups on cgroup v2)" {
+	require_v2 cpu
+	refuse_config '.linux.resources.cpu = {realtimePeriod: 1000000}' \
+		'linux\.resources\.cpu\.realtimePeriod: not supported on cgroup v2$'
+	refuse_config '.linux.resources.cpu = {realtimeRuntime: 10000}' \
+		'linux\.resources\.cpu\.realtimeRuntime: not supported on cgroup v2$'
+}
+
+@test "cgroup v2: blockIO.leafWeight and weightDevice leafWeight are refused (no leaf weights on cgroup v2)" {
+	require_v2 io
+	require_root_disk
+	refuse_config '.linux.resources.blockIO = {leafWeight: 200}' \
+		'linux\.resources\.blockIO\.leafWeight: not supported on cgroup v2$'
+	refuse_config ".linux.resources.blockIO = {weightDevice: [{major: $DISK_MAJOR, minor: $DISK_MINOR, leafWeight: 200}]}" \
+		'linux\.resources\.blockIO\.weightDevice\[0\]\.leafWeight: not supported on cgroup v2$'
+}
+
 # --- the limits bite --------------------------------------------------------------------
+
+# start_hog MEMORY: $CID runs from a bundle of its own with linux.resources.memory = MEMORY
+# (jq), its init starting a memory hog that reports its exit status, then sleeping. The hog
+# is a child that doubles a shell string; the init survives to report. The doubling stops
+# at 128 MiB, so a limit that is not there fails the test ("hog exited 0") instead of
+# exhausting the host.
+start_hog() {
+	make_bundle "$TEST_DIR/hog"
+	cfg_set ".linux.resources.memory = $1"
+	cfg_sh 'sh -c "x=0123456789abcdef; while [ \${#x} -lt 134217728 ]; do x=\$x\$x; done"
+echo "hog exited $?"
+exec sleep 100000'
+	moat_run_detached
+	wait_for_output '^hog exited'
+	run cat "$(out_file)"
+	assert_output 'hog exited 137'
+}
 
 @test "a memory hog is OOM-killed inside its 32 MiB cgroup; a container without a limit is unaffected" {
 	require_v1 memory
@@ -730,21 +1111,10 @@ require_rt_budget() {
 	moat_run_detached
 	by_pid=$(host_pid)
 
-	make_bundle "$TEST_DIR/hog"
 	CID=$hog
-	# swap = limit: no swap, so the hog cannot escape into it. The hog is a
-	# child that doubles a shell string; the init survives to report. The
-	# doubling stops at 128 MiB, so a limit that is not there fails the test
-	# ("hog exited 0") instead of exhausting the host.
-	cfg_set '.linux.resources.memory = {limit: 33554432, swap: 33554432}'
-	cfg_sh 'sh -c "x=0123456789abcdef; while [ \${#x} -lt 134217728 ]; do x=\$x\$x; done"
-echo "hog exited $?"
-exec sleep 100000'
-	moat_run_detached
+	# swap = limit: no swap, so the hog cannot escape into it
+	start_hog '{limit: 33554432, swap: 33554432}'
 	hog_pid=$(host_pid)
-	wait_for_output '^hog exited'
-	run cat "$(out_file)"
-	assert_output 'hog exited 137'
 
 	oom=$(cg_key memory memory.oom_control oom_kill)
 	((oom > 0)) || fail "memory.oom_control reports oom_kill '$oom'"
@@ -760,8 +1130,43 @@ exec sleep 100000'
 	[[ $oom == 0 ]] || fail "the bystander's memory.oom_control reports oom_kill '$oom'"
 }
 
-@test "a fork bomb stops at pids.max; the container stays alive and is deleted cleanly" {
-	require_v1 pids
+@test "cgroup v2: a memory hog is OOM-killed inside its 32 MiB cgroup (memory.events oom_kill); a container without a limit is unaffected" {
+	require_v2 memory
+	v2_swap_accounted || skip "the kernel does not account swap (no memory.swap.max)"
+	local hog=$CID bystander=$CID-bystander by_pid hog_pid oom peak
+	make_bundle "$TEST_DIR/bystander"
+	cfg_args sleep 100000
+	CID=$bystander
+	moat_run_detached
+	by_pid=$(host_pid)
+
+	CID=$hog
+	# swap = limit: memory.swap.max 0, so the hog cannot escape into swap
+	start_hog '{limit: 33554432, swap: 33554432}'
+	hog_pid=$(host_pid)
+	[[ $(cg_read unified memory.max) == 33554432 ]] || fail "memory.max is $(cg_read unified memory.max)"
+	[[ $(cg_read unified memory.swap.max) == 0 ]] || fail "memory.swap.max is $(cg_read unified memory.swap.max)"
+
+	oom=$(cg_key unified memory.events oom_kill)
+	((oom > 0)) || fail "memory.events reports oom_kill '$oom'"
+	# the cgroup never held more than its limit (memory.peak: Linux 5.19)
+	if [[ -e $(cg_dir unified)/memory.peak ]]; then
+		peak=$(cg_read unified memory.peak)
+		((peak <= 33554432)) || fail "memory.peak is $peak, above the limit"
+	fi
+	# the kill stayed inside: the hog's init and the other container live on
+	process_alive "$hog_pid"
+	process_alive "$by_pid"
+	status_is "$bystander" running
+	oom=$(cg_key unified memory.events oom_kill "$bystander")
+	[[ $oom == 0 ]] || fail "the bystander's memory.events reports oom_kill '$oom'"
+}
+
+# fork_bomb SIDE: with pids.limit 20, a fork bomb stops at pids.max, which SIDE's cgroup
+# files show (pids.current, pids.peak, pids.events: named alike on v1 and v2); the container
+# stays alive and is deleted cleanly.
+fork_bomb() {
+	local side=$1 current peak events
 	cfg_set '.linux.resources.pids = {limit: 20}'
 	# The bomb runs in a subshell: busybox sh gives up on the first failed
 	# fork, and the init, which needs no fork after it, reports and waits.
@@ -770,19 +1175,19 @@ exec sleep 100000'
 echo "bomb stopped"
 wait $keeper'
 	moat_run_detached
+	[[ $(cg_read "$side" pids.max) == 20 ]] || fail "pids.max is $(cg_read "$side" pids.max)"
 	wait_for_output '^bomb stopped'
 	run cat "$(out_file)"
 	assert_output --regexp "can't fork|Resource temporarily unavailable"
 
-	local current peak events
-	current=$(cg_read pids pids.current)
+	current=$(cg_read "$side" pids.current)
 	((current <= 20)) || fail "pids.current is $current"
 	((current >= 18)) || fail "pids.current is only $current: the bomb did not reach the limit"
-	if [[ -e $(cg_dir pids)/pids.peak ]]; then
-		peak=$(cg_read pids pids.peak)
+	if [[ -e $(cg_dir "$side")/pids.peak ]]; then
+		peak=$(cg_read "$side" pids.peak)
 		((peak <= 20)) || fail "pids.peak is $peak"
 	fi
-	events=$(cg_key pids pids.events max)
+	events=$(cg_key "$side" pids.events max)
 	((events > 0)) || fail "pids.events reports max '$events'"
 
 	process_alive "$(host_pid)"
@@ -792,10 +1197,21 @@ wait $keeper'
 	assert_no_residue "$CID"
 }
 
-# throttled: cpu.stat of $CID counts at least one throttled period.
+@test "a fork bomb stops at pids.max; the container stays alive and is deleted cleanly" {
+	require_v1 pids
+	fork_bomb pids
+}
+
+@test "cgroup v2: a fork bomb stops at pids.max; the container stays alive and is deleted cleanly" {
+	require_v2 pids
+	fork_bomb unified
+}
+
+# throttled SIDE: cpu.stat of $CID (named alike on v1 and v2) counts at least one throttled
+# period.
 throttled() {
 	local n
-	n=$(cg_key cpu cpu.stat nr_throttled)
+	n=$(cg_key "$1" cpu.stat nr_throttled)
 	((n > 0))
 }
 
@@ -806,7 +1222,17 @@ throttled() {
 	moat_run_detached
 	[[ $(cg_read cpu cpu.cfs_quota_us) == 10000 ]]
 	# no timing: a bounded wait until the kernel has throttled it once
-	retry throttled
+	retry throttled cpu
+}
+
+@test "cgroup v2: a CPU hog with cpu.max 10000 100000 is throttled (cpu.stat nr_throttled)" {
+	require_v2 cpu
+	cfg_set '.linux.resources.cpu = {quota: 10000, period: 100000}'
+	cfg_sh 'while :; do :; done'
+	moat_run_detached
+	[[ $(cg_read unified cpu.max) == '10000 100000' ]] || fail "cpu.max is $(cg_read unified cpu.max)"
+	# no timing: a bounded wait until the kernel has throttled it once
+	retry throttled unified
 }
 
 # --- last -----------------------------------------------------------------------------------
@@ -841,12 +1267,41 @@ throttled() {
 	assert_no_residue "$CID"
 }
 
+@test "cgroup v2: delete --force kills processes moved into a sub-cgroup and removes it" {
+	require_v2 pids
+	cfg_set '.linux.resources = {pids: {limit: 100}}'
+	cfg_sh 'sleep 300 & sleep 300 & wait'
+	moat_run_detached
+	retry test "$(moat ps --format json "$CID" | jq length)" -eq 3
+	local child dir
+	child=$(moat ps --format json "$CID" | jq '.[-1]')
+	dir=$(cg_dir unified)
+	# the child escapes to a sub-cgroup of the container's (the container's cgroup enables
+	# no controller for its children, so a process may go below it)
+	mkdir "$dir/escaped"
+	echo "$child" >"$dir/escaped/cgroup.procs"
+	grep -qx "0::/moat/$CID/escaped" "/proc/$child/cgroup" || fail "/proc/$child/cgroup: $(cat "/proc/$child/cgroup")"
+	run_moat delete --force "$CID"
+	assert_success
+	process_gone "$child"
+	[[ ! -e $dir ]] || fail "$dir remains"
+	assert_no_residue "$CID"
+}
+
 @test "no cgroup of this file's containers remains under /moat in any hierarchy" {
 	# Keep this test last: every earlier test's containers, created, run or
 	# refused, have been deleted by now (by moat or the standard teardown).
 	# A cgroup that delete or a failed create left behind breaks it.
-	local left
-	left=$(find /sys/fs/cgroup/*/moat -mindepth 1 -maxdepth 1 -type d \
-		-name "$CG_PREFIX-*" 2>/dev/null)
+	local -a mounts
+	local m found left=''
+	mapfile -t mounts < <(cg_mounts)
+	((${#mounts[@]} > 0)) || fail "no cgroup hierarchy in /proc/self/mountinfo"
+	for m in "${mounts[@]}"; do
+		[[ -d $m/moat ]] || continue
+		# find fails when a directory vanishes mid-walk (another moat's delete); what it
+		# printed still counts
+		found=$(find "$m/moat" -mindepth 1 -maxdepth 1 -type d -name "$CG_PREFIX-*" 2>/dev/null || true)
+		left+=${found:+$found$'\n'}
+	done
 	[[ -z $left ]] || fail "cgroups remain: $left"
 }

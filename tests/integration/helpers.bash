@@ -501,6 +501,39 @@ process_gone() {
 	! process_alive "$1"
 }
 
+# --- cgroups --------------------------------------------------------------
+
+# cgroup_v2: the host has the unified hierarchy alone (cgroup2 at /sys/fs/cgroup, as
+# under systemd); false on hybrid and v1 hosts, where each v1 controller has its own.
+cgroup_v2() {
+	[[ $(stat -fc %T /sys/fs/cgroup) == cgroup2fs ]]
+}
+
+# cgroup_dirs [CTRL...]: the directories a cgroup path lives under for the v1
+# controllers CTRL..., one a line: /sys/fs/cgroup alone on cgroup v2, else
+# /sys/fs/cgroup/CTRL for each (with no CTRL, every hierarchy mounted there).
+cgroup_dirs() {
+	local d
+	if cgroup_v2; then
+		echo /sys/fs/cgroup
+	elif (($# > 0)); then
+		printf '/sys/fs/cgroup/%s\n' "$@"
+	else
+		for d in /sys/fs/cgroup/*/; do
+			echo "${d%/}"
+		done
+	fi
+}
+
+# cgroup_file CTRL V1FILE V2FILE [ID]: the file of container ID's (default $CID)
+# cgroup /moat/ID that holds a setting: V1FILE in the v1 hierarchy of CTRL, or
+# V2FILE on cgroup v2.
+cgroup_file() {
+	local file=$2
+	cgroup_v2 && file=$3
+	echo "$(cgroup_dirs "$1")/moat/${4:-$CID}/$file"
+}
+
 # --- assertions -----------------------------------------------------------
 
 # refute_line_exact TEXT: no line of $output is exactly TEXT. (bats-assert's

@@ -3,64 +3,97 @@
 # moat update: a running container's limits change, from flags or from OCI
 # LinuxResources JSON (a file or stdin, as containerd sends it), and the new
 # values are what the saved config and a second update build on.
+#
+# Each limit is read back from the container's cgroup on this host's layout: the v1
+# controller's file, or on cgroup v2 the file and the value moat converts it to
+# (cgroup-resources.c): memory.max, memory.swap.max (OCI's swap counts memory+swap, v2's
+# swap alone), cpu.max ("QUOTA PERIOD"), cpu.weight (from cpu.shares), "max" for no limit.
 
 load helpers
 
-CG=/sys/fs/cgroup
-
+# start_limited [RESOURCES]: a sleeping container limited to 64 MiB and 50 pids, with the
+# jq object RESOURCES added to its linux.resources.
 start_limited() {
 	make_bundle
-	cfg_set '.linux.resources = {memory: {limit: 67108864}, pids: {limit: 50}}'
+	cfg_set ".linux.resources = {memory: {limit: 67108864}, pids: {limit: 50}} + ${1:-null}"
 	cfg_args sleep 300
 	moat_run_detached
+}
+
+# cg CTRL V1FILE V2FILE: what the container's cgroup file for a setting holds (cgroup_file;
+# '-' names no file, for a layout the caller does not read there).
+cg() {
+	cat "$(cgroup_file "$@")"
+}
+
+# v2_weight SHARES: the cpu.weight moat writes for cpu.shares SHARES on cgroup v2 (the
+# mapping of runc, crun and systemd).
+v2_weight() {
+	echo $((1 + ($1 - 2) * 9999 / 262142))
 }
 
 @test "update --memory and --pids-limit change the live limits" {
 	start_limited
 	run_moat update --memory 128m --pids-limit 99 "$CID"
 	assert_success
-	[[ $(cat "$CG/memory/moat/$CID/memory.limit_in_bytes") == 134217728 ]]
-	[[ $(cat "$CG/pids/moat/$CID/pids.max") == 99 ]]
+	assert_equal "$(cg memory memory.limit_in_bytes memory.max)" 134217728
+	assert_equal "$(cg pids pids.max pids.max)" 99
 }
 
 @test "update --cpu-quota, --cpu-period, --cpu-share (runc's spelling) and --cpuset-cpus" {
 	start_limited
 	run_moat update --cpu-period 50000 --cpu-quota 25000 --cpu-share 512 --cpuset-cpus 0 "$CID"
 	assert_success
-	[[ $(cat "$CG/cpu/moat/$CID/cpu.cfs_period_us") == 50000 ]]
-	[[ $(cat "$CG/cpu/moat/$CID/cpu.cfs_quota_us") == 25000 ]]
-	[[ $(cat "$CG/cpu/moat/$CID/cpu.shares") == 512 ]]
-	[[ $(cat "$CG/cpuset/moat/$CID/cpuset.cpus") == 0 ]]
+	if cgroup_v2; then
+		assert_equal "$(cg cpu - cpu.max)" "25000 50000"
+		assert_equal "$(cg cpu - cpu.weight)" "$(v2_weight 512)"
+	else
+		assert_equal "$(cg cpu cpu.cfs_period_us -)" 50000
+		assert_equal "$(cg cpu cpu.cfs_quota_us -)" 25000
+		assert_equal "$(cg cpu cpu.shares -)" 512
+	fi
+	assert_equal "$(cg cpuset cpuset.cpus cpuset.cpus)" 0
 }
 
 @test "update --memory-swap and -1 for unlimited" {
 	start_limited
 	run_moat update --memory 64m --memory-swap 96m "$CID"
 	assert_success
-	[[ $(cat "$CG/memory/moat/$CID/memory.memsw.limit_in_bytes") == $((96 << 20)) ]]
+	if cgroup_v2; then
+		# swap alone: memory+swap less memory
+		assert_equal "$(cg memory - memory.swap.max)" $((32 << 20))
+	else
+		assert_equal "$(cg memory memory.memsw.limit_in_bytes -)" $((96 << 20))
+	fi
 	run_moat update --pids-limit -1 "$CID"
 	assert_success
-	[[ $(cat "$CG/pids/moat/$CID/pids.max") == max ]]
+	assert_equal "$(cg pids pids.max pids.max)" max
 }
 
 @test "update --resources - reads LinuxResources JSON from stdin" {
 	start_limited
 	run_moat update --resources - "$CID" <<<'{"memory": {"limit": 100663296}, "pids": {"limit": 77}}'
 	assert_success
-	[[ $(cat "$CG/memory/moat/$CID/memory.limit_in_bytes") == 100663296 ]]
-	[[ $(cat "$CG/pids/moat/$CID/pids.max") == 77 ]]
+	assert_equal "$(cg memory memory.limit_in_bytes memory.max)" 100663296
+	assert_equal "$(cg pids pids.max pids.max)" 77
 }
 
 # what `docker update --memory 300m --memory-swap 300m` sends through containerd
 @test "update --resources: Docker's zeros for the values left alone change nothing" {
-	start_limited
-	echo 512 >"$CG/cpu/moat/$CID/cpu.shares"
+	# shares of 512, not the default, so that a reset to the default would show
+	start_limited '{cpu: {shares: 512}}'
 	run_moat update --resources - "$CID" <<<'{"memory":{"limit":314572800,"reservation":0,"swap":314572800,"kernel":0},"cpu":{"shares":0,"quota":0,"period":0},"blockIO":{"weight":0}}'
 	assert_success
-	assert_equal "$(cat "$CG/memory/moat/$CID/memory.limit_in_bytes")" 314572800
-	assert_equal "$(cat "$CG/memory/moat/$CID/memory.memsw.limit_in_bytes")" 314572800
-	assert_equal "$(cat "$CG/cpu/moat/$CID/cpu.shares")" 512
-	assert_equal "$(cat "$CG/cpu/moat/$CID/cpu.cfs_quota_us")" -1
+	assert_equal "$(cg memory memory.limit_in_bytes memory.max)" 314572800
+	if cgroup_v2; then
+		assert_equal "$(cg memory - memory.swap.max)" 0
+		assert_equal "$(cg cpu - cpu.weight)" "$(v2_weight 512)"
+		assert_equal "$(cg cpu - cpu.max)" "max 100000"
+	else
+		assert_equal "$(cg memory memory.memsw.limit_in_bytes -)" 314572800
+		assert_equal "$(cg cpu cpu.shares -)" 512
+		assert_equal "$(cg cpu cpu.cfs_quota_us -)" -1
+	fi
 }
 
 @test "update --resources FILE" {
@@ -68,7 +101,11 @@ start_limited() {
 	echo '{"cpu": {"quota": 20000, "period": 100000}}' >"$TEST_DIR/res.json"
 	run_moat update -r "$TEST_DIR/res.json" "$CID"
 	assert_success
-	[[ $(cat "$CG/cpu/moat/$CID/cpu.cfs_quota_us") == 20000 ]]
+	if cgroup_v2; then
+		assert_equal "$(cg cpu - cpu.max)" "20000 100000"
+	else
+		assert_equal "$(cg cpu cpu.cfs_quota_us -)" 20000
+	fi
 }
 
 @test "update records the new values in the saved config, keeping the others" {
@@ -127,11 +164,11 @@ start_limited() {
 	start_limited
 	run jq -r '.cgroupApplied["linux.resources.memory.limit"], .cgroupApplied["linux.resources.pids.limit"]' \
 		"$MOAT_ROOT/$CID/state.json"
-	assert_line --index 0 "$CG/memory/moat/$CID/memory.limit_in_bytes=67108864"
-	assert_line --index 1 "$CG/pids/moat/$CID/pids.max=50"
+	assert_line --index 0 "$(cgroup_file memory memory.limit_in_bytes memory.max)=67108864"
+	assert_line --index 1 "$(cgroup_file pids pids.max pids.max)=50"
 	moat update --pids-limit 9 "$CID"
 	run jq -r '.cgroupApplied["linux.resources.pids.limit"]' "$MOAT_ROOT/$CID/state.json"
-	assert_output "$CG/pids/moat/$CID/pids.max=9"
+	assert_output "$(cgroup_file pids pids.max pids.max)=9"
 }
 
 @test "update --memory -1 lifts memory+swap too unless --memory-swap is given" {
@@ -141,28 +178,41 @@ start_limited() {
 	moat_run_detached
 	run_moat update --memory -1 "$CID"
 	assert_success
-	[[ $(cat "$CG/memory/moat/$CID/memory.limit_in_bytes") -gt $((1 << 40)) ]]
-	[[ $(cat "$CG/memory/moat/$CID/memory.memsw.limit_in_bytes") -gt $((1 << 40)) ]]
+	if cgroup_v2; then
+		assert_equal "$(cg memory - memory.max)" max
+		assert_equal "$(cg memory - memory.swap.max)" max
+	else
+		# v1 has no "max": unlimited reads as a huge number
+		[[ $(cg memory memory.limit_in_bytes -) -gt $((1 << 40)) ]]
+		[[ $(cg memory memory.memsw.limit_in_bytes -) -gt $((1 << 40)) ]]
+	fi
 }
 
-# issue 14 (20): as at create, memory.kernel where the kernel has no such limit is ignored
-# with a warning and a moat.cgroup.ignored note, and the rest of the update applies.
+# issue 14 (20): as at create, memory.kernel where the kernel has no such limit (cgroup v1
+# since Linux 6.1, and cgroup v2) is ignored with a warning and a moat.cgroup.ignored note,
+# and the rest of the update applies.
 @test "update with memory.kernel the kernel ignores: the rest applies, with a warning and a note in moat state" {
-	[[ -e $CG/memory/memory.kmem.limit_in_bytes ]] || skip "no cgroup v1 memory.kmem.limit_in_bytes"
-	local v major minor
-	v=$(uname -r)
-	major=${v%%.*}
-	minor=${v#*.}
-	minor=${minor%%[!0-9]*}
-	((major > 6 || (major == 6 && minor >= 1))) || skip "kernels before 6.1 honour memory.kmem.limit_in_bytes"
+	local v major minor why
+	if cgroup_v2; then
+		why='the kernel has no kernel-memory limit on cgroup v2'
+	else
+		[[ -e $(cgroup_dirs memory)/memory.kmem.limit_in_bytes ]] ||
+			skip "no cgroup v1 memory.kmem.limit_in_bytes"
+		v=$(uname -r)
+		major=${v%%.*}
+		minor=${v#*.}
+		minor=${minor%%[!0-9]*}
+		((major > 6 || (major == 6 && minor >= 1))) || skip "kernels before 6.1 honour memory.kmem.limit_in_bytes"
+		why='the kernel has no kernel-memory limit (a write to memory.kmem.limit_in_bytes has no effect)'
+	fi
 	start_limited
 	run_moat update --resources - "$CID" <<<'{"memory": {"kernel": 16777216}, "pids": {"limit": 66}}'
 	assert_success
 	# shellcheck disable=SC2154 # run_moat sets stderr
-	assert_equal "$stderr" 'moat: warning: linux.resources.memory.kernel: ignored: the kernel has no kernel-memory limit (a write to memory.kmem.limit_in_bytes has no effect)'
-	assert_equal "$(cat "$CG/pids/moat/$CID/pids.max")" 66
+	assert_equal "$stderr" "moat: warning: linux.resources.memory.kernel: ignored: $why"
+	assert_equal "$(cg pids pids.max pids.max)" 66
 	run state_of
 	assert_success
 	assert_equal "$(jq -r '.annotations["moat.cgroup.ignored"]' <<<"$output")" \
-		'linux.resources.memory.kernel: the kernel has no kernel-memory limit (a write to memory.kmem.limit_in_bytes has no effect)'
+		"linux.resources.memory.kernel: $why"
 }
