@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cgroup.h"
+#include "cgroup-systemd.h"
 #include "egress.h"
 #include "hooks.h"
 #include "init.h"
@@ -71,6 +72,8 @@ struct build {
 					     * to every hook from spawn on */
 	struct moat_egress_policy egress;   /* moat.egress.* annotations (egress.h) */
 	bool egress_on;
+	bool systemd_scope;     /* the cgroup is a transient scope of systemd's (cgroup-systemd.h) */
+	bool scope_started;     /* ... and systemd has started it */
 	struct moat_vm_pod pod; /* a member of a microVM's pod: its sandbox (pod.h) */
 	bool pod_attached;      /* ... and its root is in the pod's share */
 };
@@ -353,10 +356,31 @@ static int make_cgroup(struct build *b, moat_error *err)
 	if (moat_cgroup_resolve_path(lx ? lx->cgroups_path : NULL, b->o->id, b->o->systemd_cgroup,
 				     &b->cgroup_path, err) < 0)
 		return moat_error_ret(err);
+	/* systemd makes a scope with its first process in it: once the init exists */
+	b->systemd_scope = b->o->systemd_cgroup && moat_systemd_booted();
+	if (b->systemd_scope)
+		return 0;
 	if (moat_cgroup_create(b->cgroup_path, lx ? lx->resources : NULL, lx ? lx->devices : NULL,
 			       lx ? lx->devices_len : 0, &b->cg, err) < 0)
 		return moat_error_prefix(err, "cgroup");
 	return 0;
+}
+
+/* The init into the container's cgroup: moat's, or systemd's scope started with the init in
+ * it, to which the resources then go as moat_cgroup_create applies them. */
+static int join_cgroup(struct build *b, moat_error *err)
+{
+	const struct oci_linux *lx = b->cfg->linux;
+	bool user = b->o->rootless || geteuid() != 0;
+
+	if (!b->systemd_scope)
+		return b->cg ? moat_cgroup_add_pid(b->cg, b->init, err) : 0;
+	if (moat_systemd_scope_start(b->cgroup_path, b->init, lx ? lx->resources : NULL, user,
+				     err) < 0)
+		return moat_error_ret(err);
+	b->scope_started = true;
+	return moat_cgroup_adopt(b->cgroup_path, lx ? lx->resources : NULL,
+				 lx ? lx->devices : NULL, lx ? lx->devices_len : 0, &b->cg, err);
 }
 
 static char *creating_json(const struct build *b, pid_t pid, const char *status)
@@ -584,7 +608,7 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
 	b->init = (pid_t)v;
 	waitpid(b->stage1, &status, 0);
 	b->stage1 = 0;
-	if (b->cg && moat_cgroup_add_pid(b->cg, b->init, err) < 0)
+	if (join_cgroup(b, err) < 0)
 		return moat_error_prefix(err, "cgroup");
 	if (make_idmapped_sources(b, err) < 0 || run_runtime_hooks(b, err) < 0 ||
 	    take_hooks_network(b, fd, err) < 0 || open_host_sources(b, err) < 0 ||
@@ -681,6 +705,7 @@ static int save_state(struct build *b, moat_error *err)
 		.created = created,
 		.owner = getuid(),
 		.cgroup_path = b->cgroup_path,
+		.cgroup_manager = b->systemd_scope ? MOAT_CGROUP_MANAGER_SYSTEMD : NULL,
 		.isolation = (char *)isolation,
 		.vm_memory_mib = b->isolation.memory_mib,
 		.vm_memory_mib_present =
@@ -731,6 +756,9 @@ static void undo(struct build *b)
 	}
 	if (b->cg)
 		moat_cgroup_destroy(b->cg, &ignored);
+	moat_error_clear(&ignored);
+	if (b->scope_started)
+		moat_systemd_scope_stop(b->cgroup_path, b->o->rootless || geteuid() != 0, &ignored);
 	moat_error_clear(&ignored);
 	if (b->pod_attached)
 		moat_vm_pod_detach(&b->pod, b->o->id, &ignored);
