@@ -754,11 +754,11 @@ static void undo(struct build *b)
 		kill(b->stage1, SIGKILL);
 		waitpid(b->stage1, &status, 0);
 	}
-	if (b->cg)
-		moat_cgroup_destroy(b->cg, &ignored);
-	moat_error_clear(&ignored);
 	if (b->scope_started)
 		moat_systemd_scope_stop(b->cgroup_path, b->o->rootless || geteuid() != 0, &ignored);
+	moat_error_clear(&ignored);
+	if (b->cg)
+		moat_cgroup_destroy(b->cg, &ignored);
 	moat_error_clear(&ignored);
 	if (b->pod_attached)
 		moat_vm_pod_detach(&b->pod, b->o->id, &ignored);
