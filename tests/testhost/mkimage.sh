@@ -11,7 +11,8 @@
 # (mmdebstrap's root mode) and mmdebstrap and mke2fs (Debian's mmdebstrap and e2fsprogs).
 #
 # What is in it:
-#   - bookworm's minbase with systemd as init, dbus and logind (libpam-systemd), the
+#   - bookworm's minbase with systemd as init, dbus (the system's and each user's) and logind
+#     (libpam-systemd), the
 #     libraries moat links (yajl, libseccomp, libcap, libselinux, libsystemd), and what
 #     moat's tests use: bats, jq, busybox-static, iproute2, procps, uidmap, and Podman with
 #     conmon and catatonit (its engine test, with the systemd cgroup manager);
@@ -33,7 +34,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${MOAT_VM_CACHE:-/var/cache/moat}/testhost
 suite=bookworm
 image_size=3G
-packages=(systemd systemd-sysv dbus libpam-systemd
+packages=(systemd systemd-sysv dbus dbus-user-session libpam-systemd
 	libyajl2 libseccomp2 libcap2 libselinux1 libsystemd0 libarchive13
 	bats bats-assert bats-support jq busybox-static iproute2 procps util-linux uidmap
 	podman conmon catatonit golang-github-containers-common)

@@ -46,6 +46,12 @@ int moat_systemd_scope_stop(const char *path, bool user, moat_error *err)
 	return unsupported(err);
 }
 
+int moat_systemd_user_cgroup(char **ret, moat_error *err)
+{
+	(void)ret;
+	return unsupported(err);
+}
+
 #else
 
 #include <systemd/sd-bus.h>
@@ -236,9 +242,10 @@ static int open_bus(bool user, sd_bus **ret, moat_error *err)
 
 	if (r < 0)
 		return moat_error_set(err, -r,
-				      "--systemd-cgroup: systemd is PID 1, but its %s bus cannot be "
+				      "--systemd-cgroup: systemd is PID 1, but its %s cannot be "
 				      "reached",
-				      user ? "user's" : "system");
+				      user ? "user's session bus (Debian's dbus-user-session)"
+					   : "system bus");
 	return 0;
 }
 
@@ -307,8 +314,7 @@ static int fill_start(sd_bus_message *m, const void *data)
 	    (r = sd_bus_message_append(m, "(sv)", "Delegate", "b", 1)) < 0 ||
 	    (r = sd_bus_message_append(m, "(sv)", "DefaultDependencies", "b", 0)) < 0 ||
 	    (r = sd_bus_message_append(m, "(sv)", "PIDs", "au", 1, (uint32_t)s->pid)) < 0 ||
-	    (r = resource_properties(m, s->res)) < 0 ||
-	    (r = sd_bus_message_close_container(m)) < 0)
+	    (r = resource_properties(m, s->res)) < 0 || (r = sd_bus_message_close_container(m)) < 0)
 		return r;
 	return sd_bus_message_append(m, "a(sa(sv))", 0);
 }
@@ -332,6 +338,32 @@ int moat_systemd_scope_start(const char *path, pid_t pid, const struct oci_resou
 	r = run_job(bus, "StartTransientUnit", unit, fill_start, &s, err);
 	sd_bus_flush_close_unref(bus);
 	return r;
+}
+
+int moat_systemd_user_cgroup(char **ret, moat_error *err)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus *bus = NULL;
+	char *cg = NULL;
+	int r;
+
+	if (open_bus(true, &bus, err) < 0)
+		return moat_error_ret(err);
+	r = sd_bus_get_property_string(bus, SD_DEST, SD_PATH, SD_MANAGER, "ControlGroup", &e, &cg);
+	if (r < 0)
+		moat_error_msg(err, -r, "--systemd-cgroup: the user's manager's cgroup: %s",
+			       e.message ? e.message : strerror(-r));
+	else if (cg[0] != '/' || strcmp(cg, "/") == 0)
+		r = moat_error_msg(err, EINVAL,
+				   "--systemd-cgroup: the user's manager is in cgroup '%s'", cg);
+	sd_bus_error_free(&e);
+	sd_bus_flush_close_unref(bus);
+	if (r < 0) {
+		free(cg);
+		return r;
+	}
+	*ret = cg;
+	return 0;
 }
 
 int moat_systemd_scope_stop(const char *path, bool user, moat_error *err)

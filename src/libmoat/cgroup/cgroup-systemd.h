@@ -40,6 +40,9 @@ bool moat_systemd_supported(void);
  * systemd's answer. */
 int moat_systemd_scope_start(const char *path, pid_t pid, const struct oci_resources *res,
 			     bool user, moat_error *err);
+/* The calling user's systemd manager's own cgroup ("/user.slice/user-1000.slice/
+ * user@1000.service"): a rootless container's slice:prefix:name is below it. */
+int moat_systemd_user_cgroup(char **ret, moat_error *err);
 /* Stop that scope and wait; a scope systemd no longer knows is fine. */
 int moat_systemd_scope_stop(const char *path, bool user, moat_error *err);
 

@@ -327,6 +327,7 @@ int moat_cgroup_adopt(const char *path, const struct oci_resources *res,
 		moat_cgroup_free(cg);
 		return moat_error_msg(err, ENOENT, "cgroup '%s' does not exist", path);
 	}
+	cg->delegated = true;
 	if (cg_resources_apply(cg, res, &listed, true, err) < 0) {
 		moat_cgroup_free(cg);
 		return moat_error_ret(err);

@@ -72,8 +72,8 @@ struct build {
 					     * to every hook from spawn on */
 	struct moat_egress_policy egress;   /* moat.egress.* annotations (egress.h) */
 	bool egress_on;
-	bool systemd_scope;     /* the cgroup is a transient scope of systemd's (cgroup-systemd.h) */
-	bool scope_started;     /* ... and systemd has started it */
+	bool systemd_scope; /* the cgroup is a transient scope of systemd's (cgroup-systemd.h) */
+	bool scope_started; /* ... and systemd has started it */
 	struct moat_vm_pod pod; /* a member of a microVM's pod: its sandbox (pod.h) */
 	bool pod_attached;      /* ... and its root is in the pod's share */
 };
@@ -345,10 +345,34 @@ static int make_fifo(struct build *b, moat_error *err)
 	return 0;
 }
 
+/* With systemd as PID 1, --systemd-cgroup's scope (cgroup-systemd.h), which systemd makes with
+ * its first process in it, once the init exists: only the path now. A rootless one is the
+ * user's manager's, below its cgroup, in user.slice unless cgroupsPath says otherwise. */
+static int scope_path(struct build *b, bool user, moat_error *err)
+{
+	const struct oci_linux *lx = b->cfg->linux;
+	const char *spec = lx ? lx->cgroups_path : NULL;
+	_cleanup_free_ char *dflt = NULL, *base = NULL, *below = NULL;
+
+	if (!user)
+		return moat_cgroup_resolve_path(spec, b->o->id, true, &b->cgroup_path, err);
+	if (spec == NULL || spec[0] == '\0')
+		spec = dflt = xasprintf("user.slice:moat:%s", b->o->id);
+	if (moat_cgroup_resolve_path(spec, b->o->id, true, &below, err) < 0 ||
+	    moat_systemd_user_cgroup(&base, err) < 0)
+		return moat_error_ret(err);
+	b->cgroup_path = xasprintf("%s%s", base, below);
+	return 0;
+}
+
 static int make_cgroup(struct build *b, moat_error *err)
 {
 	const struct oci_linux *lx = b->cfg->linux;
+	bool user = b->o->rootless || geteuid() != 0;
 
+	b->systemd_scope = b->o->systemd_cgroup && moat_systemd_booted() && !b->o->no_cgroup;
+	if (b->systemd_scope)
+		return scope_path(b, user, err);
 	/* A rootless container without resources needs no cgroup, and an
 	 * unprivileged user usually may not make one. */
 	if (b->o->no_cgroup || (b->o->rootless && (lx == NULL || lx->resources == NULL)))
@@ -356,10 +380,6 @@ static int make_cgroup(struct build *b, moat_error *err)
 	if (moat_cgroup_resolve_path(lx ? lx->cgroups_path : NULL, b->o->id, b->o->systemd_cgroup,
 				     &b->cgroup_path, err) < 0)
 		return moat_error_ret(err);
-	/* systemd makes a scope with its first process in it: once the init exists */
-	b->systemd_scope = b->o->systemd_cgroup && moat_systemd_booted();
-	if (b->systemd_scope)
-		return 0;
 	if (moat_cgroup_create(b->cgroup_path, lx ? lx->resources : NULL, lx ? lx->devices : NULL,
 			       lx ? lx->devices_len : 0, &b->cg, err) < 0)
 		return moat_error_prefix(err, "cgroup");
@@ -379,8 +399,8 @@ static int join_cgroup(struct build *b, moat_error *err)
 				     err) < 0)
 		return moat_error_ret(err);
 	b->scope_started = true;
-	return moat_cgroup_adopt(b->cgroup_path, lx ? lx->resources : NULL,
-				 lx ? lx->devices : NULL, lx ? lx->devices_len : 0, &b->cg, err);
+	return moat_cgroup_adopt(b->cgroup_path, lx ? lx->resources : NULL, lx ? lx->devices : NULL,
+				 lx ? lx->devices_len : 0, &b->cg, err);
 }
 
 static char *creating_json(const struct build *b, pid_t pid, const char *status)

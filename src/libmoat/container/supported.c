@@ -91,14 +91,14 @@ static struct oci_features_linux *linux_features(void)
 	lx->capabilities = capability_names(&lx->capabilities_len);
 	lx->cgroup = xcalloc(1, sizeof(*lx->cgroup));
 	/* systemd: with libsystemd, --systemd-cgroup makes the cgroup a transient scope over
-	 * D-Bus where systemd is PID 1 (cgroup-systemd.h); the user manager's is not done yet. */
+	 * D-Bus where systemd is PID 1 (cgroup-systemd.h), the user's manager's when rootless. */
 	*lx->cgroup = (struct oci_features_cgroup){ .v1 = true,
 						    .v1_present = true,
 						    .v2 = true,
 						    .v2_present = true,
 						    .systemd = moat_systemd_supported(),
 						    .systemd_present = true,
-						    .systemd_user = false,
+						    .systemd_user = moat_systemd_supported(),
 						    .systemd_user_present = true,
 						    .rdma = true,
 						    .rdma_present = true };
