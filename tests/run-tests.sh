@@ -5,8 +5,9 @@
 # Runs every cmocka unit test binary named in UNIT_TESTS (paths relative to
 # the current directory, normally the build directory) with TAP output, then
 # every tests/integration/*.bats file and every tests/engines/*.bats file (real Podman,
-# containerd and Docker running moat), with `bats --tap`; the integration files named zz-*
-# (the residue checks) run last. All output streams
+# containerd and Docker running moat), with `bats --tap`, then the cgroup v2 test host
+# (tests/testhost/run.sh: a VM with systemd as PID 1 running some of those files again);
+# the integration files named zz-* (the residue checks) run last. All output streams
 # through; the runner counts the TAP results across everything and ends with
 # exactly one line:
 #
@@ -132,14 +133,10 @@ for unit in "${units[@]}"; do
 done
 
 # --- integration tests ----------------------------------------------------
-bats_files=()
-# the zz- files (the residue checks) go last, after the engines' files too
-for f in "$here"/integration/[!z]*.bats "$here"/integration/z[!z]*.bats \
-	"$here"/engines/*.bats "$here"/integration/zz*.bats; do
-	[[ -e $f ]] || continue
-	selected "$(basename "$f")" && bats_files+=("$f")
-done
-if ((${#bats_files[@]} > 0)); then
+# run_bats FILE...: each bats file, or one failure when bats or moat is missing
+run_bats() {
+	local f
+	(($# > 0)) || return 0
 	if ! command -v bats >/dev/null; then
 		failed=$((failed + 1))
 		failures+=("integration: bats is not installed (Debian package bats)")
@@ -149,11 +146,31 @@ if ((${#bats_files[@]} > 0)); then
 		failures+=("integration: MOAT_BINARY '$MOAT_BINARY' is not executable")
 		echo "# MOAT_BINARY '$MOAT_BINARY' is not executable"
 	else
-		for f in "${bats_files[@]}"; do
+		for f in "$@"; do
 			run_one "$(basename "$(dirname "$f")")/$(basename "$f")" bats --tap "$f"
 		done
 	fi
+}
+
+bats_files=()
+last_files=()
+for f in "$here"/integration/[!z]*.bats "$here"/integration/z[!z]*.bats "$here"/engines/*.bats; do
+	[[ -e $f ]] || continue
+	selected "$(basename "$f")" && bats_files+=("$f")
+done
+# the zz- files (the residue checks) go last, after the engines' files and the test host
+for f in "$here"/integration/zz*.bats; do
+	[[ -e $f ]] || continue
+	selected "$(basename "$f")" && last_files+=("$f")
+done
+run_bats "${bats_files[@]}"
+
+# --- the cgroup v2 test host (testhost/README.md) ---------------------------
+if selected testhost; then
+	run_one testhost bash "$here/testhost/run.sh"
 fi
+
+run_bats "${last_files[@]}"
 
 if ((${#failures[@]} > 0)); then
 	echo "# Failed:"

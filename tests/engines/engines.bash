@@ -144,6 +144,7 @@ engine_setup() {
 }
 
 skip_unless_vm() {
+	[[ -z ${MOAT_TEST_NO_MICROVM:-} ]] || skip "$MOAT_TEST_NO_MICROVM"
 	[[ -f ${MOAT_VM_DIR:-/nonexistent}/moat-guest-kernel ]] ||
 		skip "no guest kernel in MOAT_VM_DIR (build it with make vm-kernel)"
 	command -v qemu-system-x86_64 >/dev/null || skip "QEMU is not installed (qemu-system-x86)"

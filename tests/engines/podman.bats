@@ -17,12 +17,22 @@ podman_in_dir() {
 		timeout -k 10 300 podman "$@"
 }
 
+# podman_cgroup_manager: Podman's own default, systemd, where systemd is PID 1
+podman_cgroup_manager() {
+	if [[ -d /run/systemd/system ]]; then
+		echo systemd
+	else
+		echo cgroupfs
+	fi
+}
+
 setup_file() {
 	command -v podman >/dev/null || return 0
 	engine_setup_file || return 1
 	[[ -n ${ENGINE_DIR:-} ]] || return 0
 	# what this machine needs (no CAP_SYS_RESOURCE: Podman's default ulimits
-	# would exceed the hard limits; no systemd: cgroupfs, a file event log),
+	# would exceed the hard limits; a file event log; where systemd is PID 1, as in
+	# the cgroup v2 test host, Podman's default systemd cgroup manager, cgroupfs elsewhere),
 	# then contrib's runtime_supports_json (moat's warnings to its log, not the
 	# container's stderr) and runtimes table, with the paths of this file's wrappers
 	cat >"$ENGINE_DIR/containers.conf" <<-EOF
@@ -30,7 +40,7 @@ setup_file() {
 		default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
 
 		[engine]
-		cgroup_manager = "cgroupfs"
+		cgroup_manager = "$(podman_cgroup_manager)"
 		events_logger = "file"
 		events_logfile_path = "$ENGINE_DIR/events.log"
 		tmp_dir = "$ENGINE_DIR/tmp"

@@ -15,7 +15,8 @@
 #     (libpam-systemd), the
 #     libraries moat links (yajl, libseccomp, libcap, libselinux, libsystemd), and what
 #     moat's tests use: bats, jq, busybox-static, iproute2, procps, uidmap, and Podman with
-#     conmon and catatonit (its engine test, with the systemd cgroup manager);
+#     conmon, catatonit and runc (its engine test, with the systemd cgroup manager, compares
+#     moat with runc);
 #   - no manual pages, info pages, translations or documentation;
 #   - a user moattest (uid 1000) with subordinate ids and a lingering systemd user manager,
 #     to which user@.service delegates the memory, pids and cpu controllers;
@@ -37,7 +38,7 @@ image_size=3G
 packages=(systemd systemd-sysv dbus dbus-user-session libpam-systemd
 	libyajl2 libseccomp2 libcap2 libselinux1 libsystemd0 libarchive13
 	bats bats-assert bats-support jq busybox-static iproute2 procps util-linux uidmap
-	podman conmon catatonit golang-github-containers-common)
+	podman conmon catatonit runc)
 dpkg_opts=('path-exclude=/usr/share/man/*' 'path-exclude=/usr/share/info/*'
 	'path-exclude=/usr/share/locale/*' 'path-exclude=/usr/share/doc/*')
 

@@ -8,6 +8,7 @@
 # another is refused with one line naming it. Anywhere else this file skips.
 
 load ../integration/helpers
+load testhost
 
 MANAGER_CG=/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service
 
@@ -49,12 +50,6 @@ teardown() {
 
 moat() {
 	timeout -k 10 "$MOAT_CMD_TIMEOUT" "$MOAT_BINARY" --root "$MOAT_ROOT" "$@"
-}
-
-# moat_ok ARGS...: moat succeeds (its stderr is the failure's message)
-moat_ok() {
-	run_moat "$@"
-	((status == 0)) || fail "moat $*: $stderr"
 }
 
 @test "rootless: a container runs as the user's uid on the host and as root inside" {
@@ -102,14 +97,5 @@ moat_ok() {
 @test "rootless: pause, kill --all and delete in the user's scope" {
 	cfg_set '.linux.resources = {pids: {limit: 40}}'
 	cfg_sh 'sleep 100000 & sleep 100000 & wait'
-	moat_ok --systemd-cgroup run --detach --bundle "$BUNDLE" "$CID"
-	retry test "$(moat ps --format json "$CID" | jq length)" -eq 3
-	moat_ok pause "$CID"
-	grep -qx 'frozen 1' "$SCOPE_CG/cgroup.events"
-	moat_ok resume "$CID"
-	moat_ok kill --all "$CID" KILL
-	retry status_is "$CID" stopped
-	moat_ok delete "$CID"
-	run systemctl --user is-active "$UNIT"
-	assert_output inactive
+	scope_pause_kill_delete "$SCOPE_CG" --user
 }

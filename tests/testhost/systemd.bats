@@ -8,6 +8,7 @@
 # not PID 1 this file skips.
 
 load ../integration/helpers
+load testhost
 
 setup() {
 	[[ $(readlink /proc/1/exe) == */systemd ]] || skip "systemd is not PID 1 here (the test host runs this file)"
@@ -21,12 +22,6 @@ teardown() {
 	moat_teardown
 	systemctl stop "$UNIT" >/dev/null 2>&1 || true
 	systemctl stop moat-test.slice >/dev/null 2>&1 || true
-}
-
-# moat_ok ARGS...: moat succeeds (its stderr is the failure's message)
-moat_ok() {
-	run_moat "$@"
-	((status == 0)) || fail "moat $*: $stderr"
 }
 
 # prop NAME [UNIT]: a property of the unit, as systemctl shows it
@@ -83,16 +78,7 @@ prop() {
 
 @test "systemd: pause, kill --all and ps work on the scope" {
 	cfg_sh 'sleep 100000 & sleep 100000 & wait'
-	moat_ok --systemd-cgroup run --detach --bundle "$BUNDLE" "$CID"
-	retry test "$(moat ps --format json "$CID" | jq length)" -eq 3
-	moat_ok pause "$CID"
-	grep -qx 'frozen 1' "/sys/fs/cgroup/system.slice/$UNIT/cgroup.events"
-	moat_ok resume "$CID"
-	moat_ok kill --all "$CID" KILL
-	retry status_is "$CID" stopped
-	moat_ok delete "$CID"
-	run systemctl is-active "$UNIT"
-	assert_output inactive
+	scope_pause_kill_delete "/sys/fs/cgroup/system.slice/$UNIT"
 }
 
 @test "systemd: a create that fails after the scope started stops it again" {
