@@ -634,6 +634,7 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
 	    take_hooks_network(b, fd, err) < 0 || open_host_sources(b, err) < 0 ||
 	    send_idmapped_sources(b, fd, err) < 0)
 		return moat_error_ret(err);
+	moat_process_raise_hard_limits(b->init, b->cfg->process);
 	/* The init learns its host pid here, for the hooks it runs. */
 	if (moat_sync_send(fd, MOAT_SYNC_CGROUP_DONE, b->init, err) < 0)
 		return moat_error_ret(err);
