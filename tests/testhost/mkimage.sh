@@ -7,8 +7,9 @@
 #
 # The image is ${MOAT_VM_CACHE:-/var/cache/moat}/testhost/<key>/root.img, where <key> is the
 # sha256 of this script and of guest-boot.sh (the recipe); its path is the last line on
-# stdout, progress and errors go to stderr. A cached image is used as it is. Needs root
-# (mmdebstrap's root mode) and mmdebstrap and mke2fs (Debian's mmdebstrap and e2fsprogs).
+# stdout, progress and errors go to stderr. A cached image is used as it is; building one
+# removes the older recipes' images. Needs root (mmdebstrap's root mode) and mmdebstrap and
+# mke2fs (Debian's mmdebstrap and e2fsprogs).
 #
 # What is in it:
 #   - bookworm's minbase with systemd as init, dbus (the system's and each user's) and logind
@@ -146,5 +147,9 @@ mv "$tmp/root.img" "$tmp/out/root.img"
 printf 'recipe %s\nbuilt %s\n' "$key" "$(date -u +%FT%TZ)" >"$tmp/out/info"
 rm -rf -- "$out"
 mv -T "$tmp/out" "$out"
+# Older recipes' images go: the cache keeps one (a VM still booted from one keeps its file)
+for old in "$cache"/*/; do
+	[ "${old%/}" = "$out" ] || rm -rf -- "${old%/}"
+done
 note "built in $((SECONDS - started)) s: $out/root.img ($(du -h "$out/root.img" | cut -f1) used)"
 echo "$out/root.img"

@@ -25,7 +25,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 tree=$(cd "$here/../.." && pwd)
 binary=${MOAT_BINARY:-$tree/moat}
 vmdir=${MOAT_VM_DIR:-$tree/vm}
-root_tests=${TESTHOST_ROOT-"integration/cgroups integration/cgroup-paths integration/pause integration/update integration/ps integration/events integration/devices integration/kill testhost/systemd engines/podman integration/zz-residue"}
+root_tests=${TESTHOST_ROOT-"integration/cgroups integration/cgroup-paths integration/pause integration/update integration/ps integration/events integration/devices integration/kill integration/rlimits testhost/systemd engines/podman integration/zz-residue"}
 user_tests=${TESTHOST_USER-testhost/rootless}
 timeout=${TESTHOST_TIMEOUT:-2400}
 
