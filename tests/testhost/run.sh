@@ -89,8 +89,13 @@ timeout -k 10 "$timeout" qemu-system-x86_64 \
 	-device virtio-9p-device,fsdev=results,mount_tag=moatresults \
 	-device virtio-serial-device \
 	-chardev "file,id=con,path=$results/console.log" -device virtconsole,chardev=con \
-	</dev/null >"$results/qemu.log" 2>&1
+	</dev/null >"$results/qemu.log" 2>&1 &
+qemu=$!
+# stopped early (the suite's runner cut short): QEMU goes, then the results directory
+trap 'kill "$qemu" 2>/dev/null; wait "$qemu"; exit 1' TERM INT HUP
+wait "$qemu"
 qemu_status=$?
+trap - TERM INT HUP
 echo "# testhost: the VM ran $((SECONDS - started)) s (QEMU exit status $qemu_status)" >&2
 
 if [[ ! -e $results/done ]]; then
