@@ -27,7 +27,7 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends build-essential autoconf automake libtool \
-	pkg-config libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libarchive-dev \
+	pkg-config libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libarchive-dev libsystemd-dev \
 	busybox-static jq procps mmdebstrap qemu-system-x86 linux-source-6.1 flex bison bc \
 	libelf-dev xz-utils >/dev/null
 if ! [ -f Makefile ]; then

@@ -5,10 +5,13 @@
 # Runs every cmocka unit test binary named in UNIT_TESTS (paths relative to
 # the current directory, normally the build directory) with TAP output, then
 # every tests/integration/*.bats file and every tests/engines/*.bats file (real Podman,
-# containerd and Docker running moat), with `bats --tap`; the integration files named zz-*
-# (the residue checks) run last. All output streams
-# through; the runner counts the TAP results across everything and ends with
-# exactly one line:
+# containerd and Docker running moat), with `bats --tap`, and the cgroup v2 test host
+# (tests/testhost/run.sh: a VM with systemd as PID 1 running some of those files again),
+# which boots first and runs beside the rest: its bats files run one test at a time, so
+# its VM keeps about one core busy, and the host's files leave the other one mostly idle.
+# Its results are shown once it is done, before the integration files named zz-* (the
+# residue checks), which run last. The other output streams through; the runner counts
+# the TAP results across everything and ends with exactly one line:
 #
 #     N passed, N failed, N skipped
 #
@@ -58,7 +61,9 @@ MOAT_TEST_CACHE=$(mktemp -d "${TMPDIR:-/tmp}/moat-test-cache.XXXXXX") || exit 2
 export MOAT_TEST_CACHE
 # The run directory goes only if the tests left it empty (a mount left under it
 # must not be walked into).
-trap 'rm -f "$log"; rm -rf --one-file-system "$MOAT_TEST_CACHE"; rmdir "$MOAT_RUN_DIR" 2>/dev/null' EXIT
+# (a test host still booted, when the run is cut short, is stopped: its runner stops QEMU)
+trap '[[ -z ${testhost_pid:-} ]] || { kill "$testhost_pid"; wait "$testhost_pid"; } 2>/dev/null
+	rm -f "$log"; rm -rf --one-file-system "$MOAT_TEST_CACHE"; rmdir "$MOAT_RUN_DIR" 2>/dev/null' EXIT
 
 # selected NAME: true when TESTS is unset or matches NAME (with or without
 # its .bats suffix).
@@ -132,14 +137,10 @@ for unit in "${units[@]}"; do
 done
 
 # --- integration tests ----------------------------------------------------
-bats_files=()
-# the zz- files (the residue checks) go last, after the engines' files too
-for f in "$here"/integration/[!z]*.bats "$here"/integration/z[!z]*.bats \
-	"$here"/engines/*.bats "$here"/integration/zz*.bats; do
-	[[ -e $f ]] || continue
-	selected "$(basename "$f")" && bats_files+=("$f")
-done
-if ((${#bats_files[@]} > 0)); then
+# run_bats FILE...: each bats file, or one failure when bats or moat is missing
+run_bats() {
+	local f
+	(($# > 0)) || return 0
 	if ! command -v bats >/dev/null; then
 		failed=$((failed + 1))
 		failures+=("integration: bats is not installed (Debian package bats)")
@@ -149,11 +150,45 @@ if ((${#bats_files[@]} > 0)); then
 		failures+=("integration: MOAT_BINARY '$MOAT_BINARY' is not executable")
 		echo "# MOAT_BINARY '$MOAT_BINARY' is not executable"
 	else
-		for f in "${bats_files[@]}"; do
+		for f in "$@"; do
 			run_one "$(basename "$(dirname "$f")")/$(basename "$f")" bats --tap "$f"
 		done
 	fi
+}
+
+bats_files=()
+last_files=()
+for f in "$here"/integration/[!z]*.bats "$here"/integration/z[!z]*.bats "$here"/engines/*.bats; do
+	[[ -e $f ]] || continue
+	selected "$(basename "$f")" && bats_files+=("$f")
+done
+# the zz- files (the residue checks) go last, after the engines' files and the test host
+for f in "$here"/integration/zz*.bats; do
+	[[ -e $f ]] || continue
+	selected "$(basename "$f")" && last_files+=("$f")
+done
+# --- the cgroup v2 test host (testhost/README.md), in the background -----------
+testhost_pid=
+if selected testhost; then
+	testhost_out=$(mktemp "${TMPDIR:-/tmp}/moat-testhost-tap.XXXXXX") || exit 2
+	echo "# --- testhost: booting in the background; its results come before the zz- files"
+	bash "$here/testhost/run.sh" </dev/null >"$testhost_out" 2>&1 &
+	testhost_pid=$!
 fi
+
+run_bats "${bats_files[@]}"
+
+if [[ -n $testhost_pid ]]; then
+	wait "$testhost_pid"
+	testhost_status=$?
+	testhost_pid=
+	echo "# --- testhost"
+	tee "$log" <"$testhost_out"
+	rm -f "$testhost_out"
+	tally testhost "$testhost_status"
+fi
+
+run_bats "${last_files[@]}"
 
 if ((${#failures[@]} > 0)); then
 	echo "# Failed:"

@@ -144,6 +144,7 @@ engine_setup() {
 }
 
 skip_unless_vm() {
+	[[ -z ${MOAT_TEST_NO_MICROVM:-} ]] || skip "$MOAT_TEST_NO_MICROVM"
 	[[ -f ${MOAT_VM_DIR:-/nonexistent}/moat-guest-kernel ]] ||
 		skip "no guest kernel in MOAT_VM_DIR (build it with make vm-kernel)"
 	command -v qemu-system-x86_64 >/dev/null || skip "QEMU is not installed (qemu-system-x86)"
@@ -167,11 +168,16 @@ assert_pool_uid() {
 	((uid >= POOL_START && uid < POOL_END)) || fail "pid $1 runs as host uid $uid, not one of moat's pool"
 }
 
-# memory_limit_of PID: memory.limit_in_bytes of PID's v1 memory cgroup.
+# memory_limit_of PID: the memory limit of PID's cgroup (memory.limit_in_bytes on v1, memory.max on v2).
 memory_limit_of() {
 	local path
 	path=$(awk -F: '$2 == "memory" { print $3 }' "/proc/$1/cgroup")
-	cat "/sys/fs/cgroup/memory$path/memory.limit_in_bytes"
+	if [[ -n $path ]]; then
+		cat "/sys/fs/cgroup/memory$path/memory.limit_in_bytes"
+	else # cgroup v2 (the test host)
+		path=$(awk -F: '$1 == 0 { print $3 }' "/proc/$1/cgroup")
+		cat "/sys/fs/cgroup$path/memory.max"
+	fi
 }
 
 # --- checks Podman and Docker share --------------------------------------

@@ -12,15 +12,19 @@
 #   USER_TESTS  the same, run as the user moattest in a scope of its systemd user
 #               manager, under the controllers user@.service delegates
 # For each file NAME run as WHO (root or user): RESULTS/WHO-NAME.tap (its TAP) and
-# RESULTS/WHO-NAME.status (bats's exit status). RESULTS/host-info describes the host, and
+# RESULTS/WHO-NAME.status (bats's exit status) and RESULTS/WHO-NAME.seconds (how long it
+# took). RESULTS/host-info describes the host, the time from boot to the first test is in
+# RESULTS/boot-seconds, and
 # RESULTS/done is written last. The test files' own temporary files stay in the guest.
 set -u
 results=$1
 # shellcheck disable=SC1091 # the host writes it
 . "$results/request"
 export MOAT_BINARY=$BINARY
+export MOAT_TEST_NO_MICROVM="the test host runs no microVMs (QEMU's TCG inside QEMU's TCG); the development host runs them"
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
+cut -d' ' -f1 /proc/uptime >"$results/boot-seconds"
 {
 	echo "kernel $(uname -r)"
 	echo "init $(readlink /proc/1/exe)"
@@ -32,12 +36,13 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 # run_file WHO NAME CMD...: the test file NAME run by CMD (bats and its arguments)
 run_file() {
-	local who=$1 name=$2 out
+	local who=$1 name=$2 out started=$SECONDS
 	shift 2
 	out=$results/$who-${name//\//-}
 	echo "moat-testhost: $who: $name" >&2
 	"$@" "$TREE/tests/$name.bats" >"$out.tap" 2>&1 </dev/null
 	echo $? >"$out.status"
+	echo $((SECONDS - started)) >"$out.seconds"
 }
 
 for name in ${ROOT_TESTS:-}; do
@@ -50,7 +55,7 @@ done
 for name in ${USER_TESTS:-}; do
 	run_file user "$name" runuser -u moattest -- env -i PATH="$PATH" HOME=/home/moattest \
 		XDG_RUNTIME_DIR=/run/user/1000 DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus \
-		MOAT_BINARY="$MOAT_BINARY" systemd-run --user --scope --quiet -- bats --tap
+		MOAT_BINARY="$MOAT_BINARY" MOAT_TEST_NO_MICROVM="$MOAT_TEST_NO_MICROVM" systemd-run --user --scope --quiet -- bats --tap
 done
 
 sync

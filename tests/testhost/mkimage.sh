@@ -7,14 +7,17 @@
 #
 # The image is ${MOAT_VM_CACHE:-/var/cache/moat}/testhost/<key>/root.img, where <key> is the
 # sha256 of this script and of guest-boot.sh (the recipe); its path is the last line on
-# stdout, progress and errors go to stderr. A cached image is used as it is. Needs root
-# (mmdebstrap's root mode) and mmdebstrap and mke2fs (Debian's mmdebstrap and e2fsprogs).
+# stdout, progress and errors go to stderr. A cached image is used as it is; building one
+# removes the older recipes' images. Needs root (mmdebstrap's root mode) and mmdebstrap and
+# mke2fs (Debian's mmdebstrap and e2fsprogs).
 #
 # What is in it:
-#   - bookworm's minbase with systemd as init, dbus and logind (libpam-systemd), the
+#   - bookworm's minbase with systemd as init, dbus (the system's and each user's) and logind
+#     (libpam-systemd), the
 #     libraries moat links (yajl, libseccomp, libcap, libselinux, libsystemd), and what
 #     moat's tests use: bats, jq, busybox-static, iproute2, procps, uidmap, and Podman with
-#     conmon and catatonit (its engine test, with the systemd cgroup manager);
+#     conmon, catatonit and runc (its engine test, with the systemd cgroup manager, compares
+#     moat with runc);
 #   - no manual pages, info pages, translations or documentation;
 #   - a user moattest (uid 1000) with subordinate ids and a lingering systemd user manager,
 #     to which user@.service delegates the memory, pids and cpu controllers;
@@ -33,10 +36,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${MOAT_VM_CACHE:-/var/cache/moat}/testhost
 suite=bookworm
 image_size=3G
-packages=(systemd systemd-sysv dbus libpam-systemd
+packages=(systemd systemd-sysv dbus dbus-user-session libpam-systemd
 	libyajl2 libseccomp2 libcap2 libselinux1 libsystemd0 libarchive13
 	bats bats-assert bats-support jq busybox-static iproute2 procps util-linux uidmap
-	podman conmon catatonit golang-github-containers-common)
+	podman conmon catatonit runc)
 dpkg_opts=('path-exclude=/usr/share/man/*' 'path-exclude=/usr/share/info/*'
 	'path-exclude=/usr/share/locale/*' 'path-exclude=/usr/share/doc/*')
 
@@ -144,5 +147,9 @@ mv "$tmp/root.img" "$tmp/out/root.img"
 printf 'recipe %s\nbuilt %s\n' "$key" "$(date -u +%FT%TZ)" >"$tmp/out/info"
 rm -rf -- "$out"
 mv -T "$tmp/out" "$out"
+# Older recipes' images go: the cache keeps one (a VM still booted from one keeps its file)
+for old in "$cache"/*/; do
+	[ "${old%/}" = "$out" ] || rm -rf -- "${old%/}"
+done
 note "built in $((SECONDS - started)) s: $out/root.img ($(du -h "$out/root.img" | cut -f1) used)"
 echo "$out/root.img"

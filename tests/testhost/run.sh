@@ -25,7 +25,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 tree=$(cd "$here/../.." && pwd)
 binary=${MOAT_BINARY:-$tree/moat}
 vmdir=${MOAT_VM_DIR:-$tree/vm}
-root_tests=${TESTHOST_ROOT-"integration/cgroups integration/cgroup-paths integration/pause integration/update integration/ps integration/events integration/devices integration/kill integration/lifecycle integration/zz-residue"}
+root_tests=${TESTHOST_ROOT-"integration/cgroups integration/cgroup-paths integration/pause integration/update integration/ps integration/events integration/devices integration/kill integration/rlimits testhost/systemd engines/podman integration/zz-residue"}
 user_tests=${TESTHOST_USER-testhost/rootless}
 timeout=${TESTHOST_TIMEOUT:-2400}
 
@@ -89,8 +89,13 @@ timeout -k 10 "$timeout" qemu-system-x86_64 \
 	-device virtio-9p-device,fsdev=results,mount_tag=moatresults \
 	-device virtio-serial-device \
 	-chardev "file,id=con,path=$results/console.log" -device virtconsole,chardev=con \
-	</dev/null >"$results/qemu.log" 2>&1
+	</dev/null >"$results/qemu.log" 2>&1 &
+qemu=$!
+# stopped early (the suite's runner cut short): QEMU goes, then the results directory
+trap 'kill "$qemu" 2>/dev/null; wait "$qemu"; exit 1' TERM INT HUP
+wait "$qemu"
 qemu_status=$?
+trap - TERM INT HUP
 echo "# testhost: the VM ran $((SECONDS - started)) s (QEMU exit status $qemu_status)" >&2
 
 if [[ ! -e $results/done ]]; then
@@ -98,6 +103,10 @@ if [[ ! -e $results/done ]]; then
 	fail_all "the test host ended without its results (QEMU exit status $qemu_status)" "${tail_lines[@]}"
 fi
 sed 's/^/# testhost: /' "$results/host-info"
+echo "# testhost: boot to the first test $(cat "$results/boot-seconds" 2>/dev/null) s"
+for f in "$results"/*.seconds; do
+	[[ -e $f ]] && echo "# testhost: $(basename "$f" .seconds) ran $(cat "$f") s"
+done
 
 # Every file's results, numbered anew; a file that failed without saying so counts once.
 n=0

@@ -62,6 +62,8 @@ struct moat_cgroup {
 	struct oci_string_map
 		*ignored; /* field -> why the host cannot honour it (CG_W_IGNORABLE) */
 	bool rt_raised;   /* this create raised /moat's real-time budget (cgroup-rt.c) */
+	bool delegated;   /* someone else made it and manages what is above it (systemd's scope):
+			   * moat enables no controller there, and uses only those it was given */
 };
 
 /* One write of a resource plan: value into file on one side. Where a field has two possible
@@ -204,6 +206,8 @@ int cg_v2_swap_max(const struct oci_memory *m, char **ret, moat_error *err);
 char *cg_v2_cpu_max(const struct oci_cpu *c, unsigned *ret_flags);
 int cg_v2_plan_unified(struct moat_cgroup *cg, const struct oci_string_map *unified,
 		       struct cg_plan *p, moat_error *err);
+/* Whether a space-separated list of controllers (cgroup.controllers) names name. */
+bool cg_v2_listed(const char *list, const char *name);
 int cg_v2_enable(struct moat_cgroup *cg, uint32_t ctrls, moat_error *err);
 extern const struct cg_freezer cg_v2_freezer;
 int cg_v2_is_frozen(struct cg_hier *h, bool *ret, moat_error *err);

@@ -818,6 +818,15 @@ static int run_devices(struct moat_cgroup *cg, const struct cg_plan *p, moat_err
 
 	if (p->devices == NULL)
 		return 0;
+	/* Loading the filter takes CAP_BPF, which a user's moat lacks; its container has no more
+	 * devices than the user (no mknod in a user namespace, the host's modes on any bind),
+	 * as runc and crun leave a rootless container's devices: said in the state, not warned */
+	if (geteuid() != 0 && cg->delegated) {
+		oci_string_map_set(&cg->ignored, "linux.resources.devices",
+				   "a rootless container's cgroup gets no device filter (it needs "
+				   "CAP_BPF); the container has only its user's devices");
+		return 0;
+	}
 	if (u == NULL || u->fd < 0)
 		return moat_error_msg(err, ENOENT,
 				      "linux.resources.devices: cgroup '%s' does not exist in "
@@ -926,15 +935,42 @@ static int check_memory_usage(struct moat_cgroup *cg, const struct oci_resources
 	return 0;
 }
 
+/* A delegated cgroup (systemd's scope) has the controllers its manager gave it, and moat asks
+ * for no more: a field whose controller is not among them is refused, naming both. */
+static int check_delegated(struct moat_cgroup *cg, const struct cg_plan *p, moat_error *err)
+{
+	struct cg_hier *u = cg_unified(cg);
+	_cleanup_free_ char *have = NULL;
+
+	if (u == NULL || u->fd < 0 || plan_v2_ctrls(p) == 0)
+		return 0;
+	if (cg_read_at(u->fd, u->dir, "cgroup.controllers", &have, err) < 0)
+		return moat_error_ret(err);
+	for (size_t i = 0; i < p->n; i++) {
+		const char *name = cg_ctrl_name(p->w[i].ctrl, true);
+
+		if (!p->w[i].v2 || p->w[i].ctrl == CG_CORE || cg_v2_listed(have, name))
+			continue;
+		have[strcspn(have, "\n")] = '\0';
+		return moat_error_msg(err, EPERM,
+				      "%s: the %s controller is not delegated to the container's "
+				      "cgroup %s, which has: %s",
+				      p->w[i].field, name, u->dir, have[0] ? have : "none");
+	}
+	return 0;
+}
+
 int cg_resources_apply(struct moat_cgroup *cg, const struct oci_resources *res,
 		       const struct cg_listed *listed, bool creating, moat_error *err)
 {
 	_cleanup_(cg_plan_clear) struct cg_plan p = { NULL, 0, NULL, NULL };
 
 	if (plan_build(cg, res, listed, creating, &p, err) < 0 ||
-	    cg_v2_enable(cg, plan_v2_ctrls(&p), err) < 0 || plan_pick_files(cg, &p, err) < 0 ||
-	    check_memory_usage(cg, res, err) < 0 || cg_v1_order_memory(cg, &p, err) < 0 ||
-	    run_devices(cg, &p, err) < 0 || plan_run(cg, &p, err) < 0)
+	    (cg->delegated ? check_delegated(cg, &p, err)
+			   : cg_v2_enable(cg, plan_v2_ctrls(&p), err)) < 0 ||
+	    plan_pick_files(cg, &p, err) < 0 || check_memory_usage(cg, res, err) < 0 ||
+	    cg_v1_order_memory(cg, &p, err) < 0 || run_devices(cg, &p, err) < 0 ||
+	    plan_run(cg, &p, err) < 0)
 		return moat_error_ret(err);
 	note_ignored(cg, &p, err);
 	return 0;

@@ -152,7 +152,7 @@ int cg_v2_plan_unified(struct moat_cgroup *cg, const struct oci_string_map *unif
 
 /* ---- enabling controllers ------------------------------------------------------------------ */
 
-static bool listed(const char *list, const char *name)
+bool cg_v2_listed(const char *list, const char *name)
 {
 	size_t len = strlen(name);
 	const char *p = list;
@@ -178,7 +178,7 @@ static int enable_at(int fd, const char *dir, uint32_t ctrls, moat_error *err)
 		const char *name = cg_ctrl_name((enum cg_ctrl)c, true);
 		_cleanup_free_ char *plus = NULL;
 
-		if (!(ctrls & CG_BIT(c)) || listed(list, name))
+		if (!(ctrls & CG_BIT(c)) || cg_v2_listed(list, name))
 			continue;
 		plus = xasprintf("+%s", name);
 		if (cg_write_at(fd, dir, "cgroup.subtree_control", plus, err) < 0)

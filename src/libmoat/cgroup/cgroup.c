@@ -314,6 +314,28 @@ fail:
 	return moat_error_ret(err);
 }
 
+int moat_cgroup_adopt(const char *path, const struct oci_resources *res,
+		      struct oci_device *const *devices, size_t n, struct moat_cgroup **ret,
+		      moat_error *err)
+{
+	const struct cg_listed listed = { devices, n };
+	struct moat_cgroup *cg = NULL;
+
+	if (moat_cgroup_open(path, &cg, err) < 0)
+		return moat_error_ret(err);
+	if (!moat_cgroup_exists(cg)) {
+		moat_cgroup_free(cg);
+		return moat_error_msg(err, ENOENT, "cgroup '%s' does not exist", path);
+	}
+	cg->delegated = true;
+	if (cg_resources_apply(cg, res, &listed, true, err) < 0) {
+		moat_cgroup_free(cg);
+		return moat_error_ret(err);
+	}
+	*ret = cg;
+	return 0;
+}
+
 int moat_cgroup_open(const char *path, struct moat_cgroup **ret, moat_error *err)
 {
 	struct moat_cgroup *cg = NULL;

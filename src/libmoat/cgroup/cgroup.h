@@ -66,6 +66,11 @@ int moat_cgroup_resolve_path(const char *cgroups_path, const char *id, bool syst
 int moat_cgroup_create(const char *path, const struct oci_resources *res,
 		       struct oci_device *const *devices, size_t n, struct moat_cgroup **ret,
 		       moat_error *err);
+/* As create, for a cgroup someone else made with the container's init in it (systemd's scope,
+ * cgroup-systemd.h): res and the devices applied to it; nothing is removed on failure. */
+int moat_cgroup_adopt(const char *path, const struct oci_resources *res,
+		      struct oci_device *const *devices, size_t n, struct moat_cgroup **ret,
+		      moat_error *err);
 /* The existing cgroup of a container. A hierarchy where it is missing is skipped, so an absent
  * cgroup opens fine (pids: none; destroy: nothing to do); moat_cgroup_exists() tells. */
 int moat_cgroup_open(const char *path, struct moat_cgroup **ret, moat_error *err);

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "cgroup.h"
+#include "cgroup-systemd.h"
 #include "container-internal.h"
 #include "hooks.h"
 #include "oci-config.h"
@@ -313,6 +314,11 @@ static int delete_opened(const char *root, struct moat_opened *c, bool force, mo
 	if (c->st->cgroup_path != NULL) {
 		_cleanup_(moat_cgroup_freep) struct moat_cgroup *cg = NULL;
 
+		/* systemd's scope goes first: stopping it ends what runs in it */
+		if (c->st->cgroup_manager != NULL &&
+		    strcmp(c->st->cgroup_manager, MOAT_CGROUP_MANAGER_SYSTEMD) == 0 &&
+		    moat_systemd_scope_stop(c->st->cgroup_path, c->st->owner != 0, err) < 0)
+			return moat_error_prefix(err, "delete '%s'", c->st->id);
 		if (moat_cgroup_open(c->st->cgroup_path, &cg, err) < 0 ||
 		    moat_cgroup_destroy(cg, err) < 0)
 			return moat_error_prefix(err, "delete '%s': cgroup", c->st->id);

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cgroup.h"
+#include "cgroup-systemd.h"
 #include "egress.h"
 #include "hooks.h"
 #include "init.h"
@@ -71,6 +72,8 @@ struct build {
 					     * to every hook from spawn on */
 	struct moat_egress_policy egress;   /* moat.egress.* annotations (egress.h) */
 	bool egress_on;
+	bool systemd_scope; /* the cgroup is a transient scope of systemd's (cgroup-systemd.h) */
+	bool scope_started; /* ... and systemd has started it */
 	struct moat_vm_pod pod; /* a member of a microVM's pod: its sandbox (pod.h) */
 	bool pod_attached;      /* ... and its root is in the pod's share */
 };
@@ -342,10 +345,34 @@ static int make_fifo(struct build *b, moat_error *err)
 	return 0;
 }
 
+/* With systemd as PID 1, --systemd-cgroup's scope (cgroup-systemd.h), which systemd makes with
+ * its first process in it, once the init exists: only the path now. A rootless one is the
+ * user's manager's, below its cgroup, in user.slice unless cgroupsPath says otherwise. */
+static int scope_path(struct build *b, bool user, moat_error *err)
+{
+	const struct oci_linux *lx = b->cfg->linux;
+	const char *spec = lx ? lx->cgroups_path : NULL;
+	_cleanup_free_ char *dflt = NULL, *base = NULL, *below = NULL;
+
+	if (!user)
+		return moat_cgroup_resolve_path(spec, b->o->id, true, &b->cgroup_path, err);
+	if (spec == NULL || spec[0] == '\0')
+		spec = dflt = xasprintf("user.slice:moat:%s", b->o->id);
+	if (moat_cgroup_resolve_path(spec, b->o->id, true, &below, err) < 0 ||
+	    moat_systemd_user_cgroup(&base, err) < 0)
+		return moat_error_ret(err);
+	b->cgroup_path = xasprintf("%s%s", base, below);
+	return 0;
+}
+
 static int make_cgroup(struct build *b, moat_error *err)
 {
 	const struct oci_linux *lx = b->cfg->linux;
+	bool user = b->o->rootless || geteuid() != 0;
 
+	b->systemd_scope = b->o->systemd_cgroup && moat_systemd_booted() && !b->o->no_cgroup;
+	if (b->systemd_scope)
+		return scope_path(b, user, err);
 	/* A rootless container without resources needs no cgroup, and an
 	 * unprivileged user usually may not make one. */
 	if (b->o->no_cgroup || (b->o->rootless && (lx == NULL || lx->resources == NULL)))
@@ -357,6 +384,23 @@ static int make_cgroup(struct build *b, moat_error *err)
 			       lx ? lx->devices_len : 0, &b->cg, err) < 0)
 		return moat_error_prefix(err, "cgroup");
 	return 0;
+}
+
+/* The init into the container's cgroup: moat's, or systemd's scope started with the init in
+ * it, to which the resources then go as moat_cgroup_create applies them. */
+static int join_cgroup(struct build *b, moat_error *err)
+{
+	const struct oci_linux *lx = b->cfg->linux;
+	bool user = b->o->rootless || geteuid() != 0;
+
+	if (!b->systemd_scope)
+		return b->cg ? moat_cgroup_add_pid(b->cg, b->init, err) : 0;
+	if (moat_systemd_scope_start(b->cgroup_path, b->init, lx ? lx->resources : NULL, user,
+				     err) < 0)
+		return moat_error_ret(err);
+	b->scope_started = true;
+	return moat_cgroup_adopt(b->cgroup_path, lx ? lx->resources : NULL, lx ? lx->devices : NULL,
+				 lx ? lx->devices_len : 0, &b->cg, err);
 }
 
 static char *creating_json(const struct build *b, pid_t pid, const char *status)
@@ -584,12 +628,13 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
 	b->init = (pid_t)v;
 	waitpid(b->stage1, &status, 0);
 	b->stage1 = 0;
-	if (b->cg && moat_cgroup_add_pid(b->cg, b->init, err) < 0)
+	if (join_cgroup(b, err) < 0)
 		return moat_error_prefix(err, "cgroup");
 	if (make_idmapped_sources(b, err) < 0 || run_runtime_hooks(b, err) < 0 ||
 	    take_hooks_network(b, fd, err) < 0 || open_host_sources(b, err) < 0 ||
 	    send_idmapped_sources(b, fd, err) < 0)
 		return moat_error_ret(err);
+	moat_process_raise_hard_limits(b->init, b->cfg->process);
 	/* The init learns its host pid here, for the hooks it runs. */
 	if (moat_sync_send(fd, MOAT_SYNC_CGROUP_DONE, b->init, err) < 0)
 		return moat_error_ret(err);
@@ -681,6 +726,7 @@ static int save_state(struct build *b, moat_error *err)
 		.created = created,
 		.owner = getuid(),
 		.cgroup_path = b->cgroup_path,
+		.cgroup_manager = b->systemd_scope ? MOAT_CGROUP_MANAGER_SYSTEMD : NULL,
 		.isolation = (char *)isolation,
 		.vm_memory_mib = b->isolation.memory_mib,
 		.vm_memory_mib_present =
@@ -729,6 +775,9 @@ static void undo(struct build *b)
 		kill(b->stage1, SIGKILL);
 		waitpid(b->stage1, &status, 0);
 	}
+	if (b->scope_started)
+		moat_systemd_scope_stop(b->cgroup_path, b->o->rootless || geteuid() != 0, &ignored);
+	moat_error_clear(&ignored);
 	if (b->cg)
 		moat_cgroup_destroy(b->cg, &ignored);
 	moat_error_clear(&ignored);

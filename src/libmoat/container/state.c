@@ -27,6 +27,7 @@ static const struct ocijson_field state_fields[] = {
 	OCIJSON_STR(S, "created", created, OCIJSON_REQUIRED),
 	OCIJSON_U32_REQ(S, "owner", owner),
 	OCIJSON_STR(S, "cgroupPath", cgroup_path, 0),
+	OCIJSON_STR(S, "cgroupManager", cgroup_manager, 0),
 	OCIJSON_STR_MAP(S, "cgroupApplied", cgroup_applied, 0),
 	OCIJSON_STR_MAP(S, "cgroupIgnored", cgroup_ignored, 0),
 	OCIJSON_STR(S, "isolation", isolation, 0),

@@ -21,6 +21,7 @@
 #define MOAT_STATE_FILE "state.json"
 #define MOAT_CONFIG_FILE "config.json"
 #define MOAT_EXEC_FIFO "exec.fifo"
+#define MOAT_CGROUP_MANAGER_SYSTEMD "systemd"
 
 struct moat_state {
 	char *oci_version;
@@ -32,6 +33,8 @@ struct moat_state {
 	char *created;                         /* RFC 3339, UTC */
 	uint32_t owner;                        /* uid that created the container */
 	char *cgroup_path;                     /* as resolved from linux.cgroupsPath */
+	char *cgroup_manager; /* MOAT_CGROUP_MANAGER_SYSTEMD: the cgroup is a scope of systemd's
+			       * (cgroup-systemd.h); absent: moat's own */
 	struct oci_string_map *cgroup_applied; /* what was written for linux.resources, by field
 						* (moat_cgroup_applied), kept up to date by update */
 	struct oci_string_map *cgroup_ignored; /* what of linux.resources this host has no limit

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/capability.h>
 
+#include "cgroup-systemd.h"
 #include "hooks.h"
 #include "mount-options.h"
 #include "namespaces.h"
@@ -89,15 +90,15 @@ static struct oci_features_linux *linux_features(void)
 	lx->namespaces_len = MOAT_NS_COUNT;
 	lx->capabilities = capability_names(&lx->capabilities_len);
 	lx->cgroup = xcalloc(1, sizeof(*lx->cgroup));
-	/* systemd: --systemd-cgroup maps slice:prefix:name to systemd's path; moat does not
-	 * talk to systemd over D-Bus, so it does not claim the systemd driver. */
+	/* systemd: with libsystemd, --systemd-cgroup makes the cgroup a transient scope over
+	 * D-Bus where systemd is PID 1 (cgroup-systemd.h), the user's manager's when rootless. */
 	*lx->cgroup = (struct oci_features_cgroup){ .v1 = true,
 						    .v1_present = true,
 						    .v2 = true,
 						    .v2_present = true,
-						    .systemd = false,
+						    .systemd = moat_systemd_supported(),
 						    .systemd_present = true,
-						    .systemd_user = false,
+						    .systemd_user = moat_systemd_supported(),
 						    .systemd_user_present = true,
 						    .rdma = true,
 						    .rdma_present = true };

@@ -84,13 +84,20 @@ int moat_mount_idmap_clone(int dirfd, const char *path, int userns, bool recursi
 	return 0;
 }
 
+/* The mount asks for an idmap itself (not only auto-userns for it). */
+static bool asked(const struct oci_mount *m, const struct moat_mount_opts *o)
+{
+	return o->idmap || m->uid_mappings_len > 0 || m->gid_mappings_len > 0;
+}
+
 static int make_source(int dirfd, const struct oci_mount *m, const struct moat_mount_opts *o,
 		       int container_userns, uid_t root_id, int *ret_fd, moat_error *err)
 {
 	struct moat_mount_src src = MOAT_MOUNT_SRC_INIT;
 	_cleanup_close_ int userns = -1;
 	/* forced (auto-userns) on a mount that asks for nothing: as deep as its bind */
-	bool recursive = o->idmap || m->uid_mappings_len > 0 ? o->idmap_recursive : o->is_recursive;
+	bool recursive = asked(m, o) ? o->idmap_recursive : o->is_recursive;
+	int r;
 
 	if (!moat_mount_is_bind(m))
 		return moat_error_msg(err, EINVAL, "idmap: only bind mounts can be idmapped");
@@ -99,13 +106,26 @@ static int make_source(int dirfd, const struct oci_mount *m, const struct moat_m
 	if (!moat_mount_new_api())
 		return moat_error_msg(err, ENOSYS, "idmap: needs the new mount API (Linux 5.12)");
 	/* forced on an engine's overlay (a microVM's rootfs is a bind in its jail) */
-	if (!o->idmap && m->uid_mappings_len == 0 && m->source[0] == '/' &&
-	    moat_overlay_is_root(m->source))
+	if (!asked(m, o) && m->source[0] == '/' && moat_overlay_is_root(m->source))
 		return moat_overlay_idmap(m->source, container_userns, root_id, ret_fd, err);
 	if (mapping_userns(m, container_userns, &userns, err) < 0 ||
-	    moat_mount_src_open(dirfd, m->source, o->is_recursive, &src, err) < 0 ||
-	    map_clone(&src, userns, recursive, m->source, err) < 0)
+	    moat_mount_src_open(dirfd, m->source, o->is_recursive, &src, err) < 0)
 		return moat_error_ret(err);
+	r = map_clone(&src, userns, recursive, m->source, err);
+	if (r == -EINVAL && !asked(m, o)) {
+		/* what auto-userns would have idmapped, on a filesystem that cannot be (ramfs;
+		 * tmpfs before Linux 6.3: an engine's /dev/shm, or its run directory's files):
+		 * bound as it is. The container keeps its user namespace; inside, the owners of
+		 * those files show as nobody, and what it makes there has its own ids */
+		moat_error_drop(err);
+		moat_error_warn(err,
+				"auto-userns: '%s' is bound without an idmap: its filesystem does "
+				"not support idmapped mounts, so its owners show as nobody inside",
+				m->source);
+		return 0;
+	}
+	if (r < 0)
+		return r;
 	*ret_fd = src.fd;
 	return 0;
 }

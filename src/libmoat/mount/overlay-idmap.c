@@ -9,12 +9,15 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/fsuid.h>
+#include <sched.h>
 #include <sys/statfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "caps.h"
 #include "mount-idmap.h"
 #include "mountinfo.h"
+#include "sync.h"
 #include "utils.h"
 
 #ifndef OVERLAYFS_SUPER_MAGIC
@@ -249,7 +252,7 @@ static int idmapped_clone(struct overlay *o, const char *dir, int userns, moat_e
 }
 
 /* The reason overlayfs gave for the last refusal, from the context's message log ("e ovl:
- * ..."), or "" when it gave none. */
+ * ..."), as ": ovl: ...", or "" when it gave none. */
 static const char *fs_reason(int fsfd, char *buf, size_t size)
 {
 	ssize_t n = read(fsfd, buf, size - 1);
@@ -258,7 +261,8 @@ static const char *fs_reason(int fsfd, char *buf, size_t size)
 		return "";
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
-	return buf + 2;
+	buf[0] = ':'; /* over the message's "e" */
+	return buf;
 }
 
 static int set_fd(int fsfd, const char *key, int fd, const char *dir, moat_error *err)
@@ -269,11 +273,8 @@ static int set_fd(int fsfd, const char *key, int fd, const char *dir, moat_error
 	if (fsconfig(fsfd, FSCONFIG_SET_FD, key, NULL, fd) == 0)
 		return 0;
 	e = errno;
-	return moat_error_set(err, e, "layer '%s': fsconfig %s: %s%s", dir, key,
-			      fs_reason(fsfd, why, sizeof(why)),
-			      e == EINVAL || e == EBADF
-				      ? " (a layer as a detached idmapped mount needs Linux 6.15)"
-				      : "");
+	return moat_error_set(err, e, "layer '%s': fsconfig %s%s", dir, key,
+			      fs_reason(fsfd, why, sizeof(why)));
 }
 
 /* MOAT_WORKDIR inside the engine's workdir, made by host root (an idmapped mount takes no
@@ -343,28 +344,15 @@ static int create_as(int fsfd, uid_t root_id, moat_error *err)
 	if (e != 0) {
 		char why[256];
 
-		return moat_error_set(err, e, "create: %s", fs_reason(fsfd, why, sizeof(why)));
+		return moat_error_set(err, e, "create%s", fs_reason(fsfd, why, sizeof(why)));
 	}
 	return r;
 }
 
-static int make_overlay(struct overlay *o, int userns, uid_t root_id, int *ret_fd, moat_error *err)
+/* The engine's options that the new overlay keeps. */
+static int set_options(int fsfd, const struct overlay *o, moat_error *err)
 {
-	_cleanup_close_ int fsfd = fsopen("overlay", FSOPEN_CLOEXEC);
-	size_t i;
-	int mfd;
-
-	if (fsfd < 0)
-		return moat_error_set(err, errno, "fsopen");
-	for (i = 0; i < o->n_lower; i++) {
-		int layer = idmapped_clone(o, o->lower[i], userns, err);
-
-		if (layer < 0 || set_fd(fsfd, "lowerdir+", layer, o->lower[i], err) < 0)
-			return moat_error_ret(err);
-	}
-	if (o->upper != NULL && set_upper(fsfd, o, userns, err) < 0)
-		return moat_error_ret(err);
-	for (i = 0; i < o->n_options; i++) {
+	for (size_t i = 0; i < o->n_options; i++) {
 		_cleanup_free_ char *key = xstrdup(o->options[i]);
 		char *value = strchr(key, '=');
 		int r;
@@ -376,13 +364,186 @@ static int make_overlay(struct overlay *o, int userns, uid_t root_id, int *ret_f
 		if (r < 0)
 			return moat_error_set(err, errno, "option '%s'", o->options[i]);
 	}
-	if (create_as(fsfd, root_id, err) < 0)
+	return 0;
+}
+
+/* The overlay made, as a detached mount. */
+static int create_mount(int fsfd, const struct overlay *o, uid_t root_id, int *ret_fd,
+			moat_error *err)
+{
+	int mfd;
+
+	if (set_options(fsfd, o, err) < 0 || create_as(fsfd, root_id, err) < 0)
 		return moat_error_ret(err);
 	mfd = (int)fsmount(fsfd, FSMOUNT_CLOEXEC, o->attrs);
 	if (mfd < 0)
 		return moat_error_set(err, errno, "fsmount");
 	*ret_fd = mfd;
 	return 0;
+}
+
+/* ---- on kernels before 6.15 ------------------------------------------------------------------ */
+
+/* Before Linux 6.15 overlayfs takes no detached mount as a layer, only paths (and before 6.5
+ * only as a legacy option string, which it resolves at create). So a child of moat's, in a
+ * mount namespace of its own with a tmpfs over /tmp, attaches each idmapped layer there and
+ * makes the overlay of those paths: overlayfs keeps private clones of its layers, and the
+ * overlay outlives the child and its namespace. It sends the overlay back as a detached mount.
+ * Nothing is mounted where anyone else sees it. */
+#define PATHS_DIR "/tmp"
+
+static bool force_paths(void)
+{
+	const char *force = getenv("MOAT_TEST_FORCE_OVERLAY_PATHS");
+
+	return force != NULL && strcmp(force, "1") == 0;
+}
+
+/* In the child: the clone fd (which o holds) attached at PATHS_DIR/name. */
+static int attach_layer(int fd, const char *name, moat_error *err)
+{
+	_cleanup_free_ char *at = xasprintf(PATHS_DIR "/%s", name);
+
+	if (mkdir(at, 0700) < 0)
+		return moat_error_set(err, errno, "mkdir %s", at);
+	if (move_mount(fd, "", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return moat_error_set(err, errno, "attach a layer at %s", at);
+	return 0;
+}
+
+/* In the child: upper's parent directory (which holds the workdir too, as set_upper needs it),
+ * idmapped into *ret_fd, and the names of upperdir and workdir below it. */
+static int clone_upper(struct overlay *o, int userns, int *ret_fd, char **ret_upper,
+		       char **ret_work, moat_error *err)
+{
+	_cleanup_free_ char *parent = xstrdup(o->upper);
+	char *slash = strrchr(parent, '/');
+
+	if (slash == NULL || slash == parent || (*slash = '\0', !below(o->work, parent)))
+		return moat_error_msg(err, EINVAL, "upperdir '%s' and workdir '%s'", o->upper,
+				      o->work);
+	if (make_workdir(o->work, err) < 0)
+		return moat_error_ret(err);
+	*ret_fd = idmapped_clone(o, parent, userns, err);
+	if (*ret_fd < 0)
+		return moat_error_ret(err);
+	*ret_upper = xasprintf(PATHS_DIR "/up/%s", slash + 1);
+	*ret_work = xasprintf(PATHS_DIR "/up/%s/" MOAT_WORKDIR, o->work + strlen(parent) + 1);
+	return 0;
+}
+
+/* In the child: the overlay of o's layers, attached by path, into *ret_fd. The layers are
+ * cloned before the tmpfs covers PATHS_DIR, where they may well be. The child exits after, so
+ * what it opened is not closed on errors. */
+static int paths_overlay(struct overlay *o, int userns, uid_t root_id, int *ret_fd,
+			 moat_error *err)
+{
+	_cleanup_free_ int *fds = xcalloc(o->n_lower, sizeof(int));
+	_cleanup_free_ char *lower = xstrdup(""), *upper = NULL, *work = NULL;
+	int fsfd, upfd = -1;
+	char name[32];
+	size_t i;
+
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return moat_error_set(err, errno, "a mount namespace for the layers");
+	for (i = 0; i < o->n_lower; i++)
+		if ((fds[i] = idmapped_clone(o, o->lower[i], userns, err)) < 0)
+			return moat_error_ret(err);
+	if (o->upper != NULL && clone_upper(o, userns, &upfd, &upper, &work, err) < 0)
+		return moat_error_ret(err);
+	if (mount("tmpfs", PATHS_DIR, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") < 0)
+		return moat_error_set(err, errno, "a tmpfs on " PATHS_DIR " for the layers");
+	for (i = 0; i < o->n_lower; i++) {
+		char *next;
+
+		snprintf(name, sizeof(name), "l%zu", i);
+		if (attach_layer(fds[i], name, err) < 0)
+			return moat_error_ret(err);
+		next = xasprintf("%s%s" PATHS_DIR "/%s", lower, i ? ":" : "", name);
+		free(lower);
+		lower = next;
+	}
+	if (upfd >= 0 && attach_layer(upfd, "up", err) < 0)
+		return moat_error_ret(err);
+	fsfd = fsopen("overlay", FSOPEN_CLOEXEC);
+	if (fsfd < 0)
+		return moat_error_set(err, errno, "fsopen");
+	if (fsconfig(fsfd, FSCONFIG_SET_STRING, "lowerdir", lower, 0) < 0)
+		return moat_error_set(err, errno, "lowerdir '%s'", lower);
+	if (upper != NULL && (fsconfig(fsfd, FSCONFIG_SET_STRING, "upperdir", upper, 0) < 0 ||
+			      fsconfig(fsfd, FSCONFIG_SET_STRING, "workdir", work, 0) < 0))
+		return moat_error_set(err, errno, "upperdir '%s'", o->upper);
+	return create_mount(fsfd, o, root_id, ret_fd, err);
+}
+
+static int moat_overlay_by_paths(struct overlay *o, int userns, uid_t root_id, int *ret_fd,
+				 moat_error *err)
+{
+	int sp[2], status, fd = -1;
+	struct moat_sync_msg m;
+	pid_t pid;
+
+	if (moat_sync_pair(sp, err) < 0)
+		return moat_error_ret(err);
+	pid = fork();
+	if (pid == 0) {
+		moat_error e = MOAT_ERROR_INIT;
+		int mfd = -1;
+
+		close(sp[0]);
+		if (paths_overlay(o, userns, root_id, &mfd, &e) < 0) {
+			moat_sync_send_error(sp[1], &e);
+			_exit(1);
+		}
+		_exit(moat_sync_send_fd(sp[1], MOAT_SYNC_MOUNT_FD, 0, mfd, &e) < 0);
+	}
+	close(sp[1]);
+	if (pid < 0) {
+		close(sp[0]);
+		return moat_error_set(err, errno, "fork");
+	}
+	if (moat_sync_recv(sp[0], &m, &fd, err) == 0 &&
+	    (m.type != MOAT_SYNC_MOUNT_FD || fd < 0)) {
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+		moat_error_msg(err, EPROTO, "the layers' child sent message %d", m.type);
+	}
+	close(sp[0]);
+	waitpid(pid, &status, 0);
+	if (fd < 0)
+		return moat_error_prefix(err, "with layers by path (before Linux 6.15)");
+	*ret_fd = fd;
+	return 0;
+}
+
+static int make_overlay(struct overlay *o, int userns, uid_t root_id, int *ret_fd, moat_error *err)
+{
+	_cleanup_close_ int fsfd = -1;
+	size_t i;
+	int layer;
+
+	if (force_paths())
+		return moat_overlay_by_paths(o, userns, root_id, ret_fd, err);
+	fsfd = fsopen("overlay", FSOPEN_CLOEXEC);
+	if (fsfd < 0)
+		return moat_error_set(err, errno, "fsopen");
+	for (i = 0; i < o->n_lower; i++) {
+		layer = idmapped_clone(o, o->lower[i], userns, err);
+		if (layer < 0)
+			return moat_error_ret(err);
+		/* a kernel that takes no layer by fd says so for the first: EINVAL, or
+		 * EOPNOTSUPP from overlayfs's legacy options before Linux 6.5 */
+		if (i == 0 && fsconfig(fsfd, FSCONFIG_SET_FD, "lowerdir+", NULL, layer) == 0)
+			continue;
+		if (i == 0 && (errno == EINVAL || errno == EOPNOTSUPP))
+			return moat_overlay_by_paths(o, userns, root_id, ret_fd, err);
+		if (set_fd(fsfd, "lowerdir+", layer, o->lower[i], err) < 0)
+			return moat_error_ret(err);
+	}
+	if (o->upper != NULL && set_upper(fsfd, o, userns, err) < 0)
+		return moat_error_ret(err);
+	return create_mount(fsfd, o, root_id, ret_fd, err);
 }
 
 int moat_overlay_idmap(const char *path, int userns, uid_t root_id, int *ret_fd, moat_error *err)

@@ -5,8 +5,10 @@
  * cannot be idmapped itself, but its layers can: moat reads the engine's overlay from
  * mountinfo, idmaps each layer's directory through the container's user namespace and makes a
  * new overlay of the same layers and options from those detached mounts (fsconfig "lowerdir+",
- * "upperdir+", "workdir+" with O_PATH fds: Linux 6.15). The new overlay, still detached, is the
- * container's root; the engine's own mount stays where it is and sees the same upper layer. */
+ * "upperdir", "workdir" with fds: Linux 6.15; before, with the layers attached by path in a
+ * mount namespace of a child's own: Debian 12's 6.1 among them). The new overlay, still
+ * detached, is the container's root; the engine's own mount stays where it is and sees the same
+ * upper layer. */
 #ifndef MOAT_OVERLAY_IDMAP_H
 #define MOAT_OVERLAY_IDMAP_H
 

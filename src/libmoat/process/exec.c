@@ -233,6 +233,7 @@ static int settle(const struct moat_exec_opts *o, struct target *t, struct moat_
 	if (t->st->cgroup_path != NULL && (moat_cgroup_open(t->st->cgroup_path, &cg, err) < 0 ||
 					   moat_cgroup_add_pid_within(cg, pid, t->subs, err) < 0))
 		return moat_error_prefix(err, "exec");
+	moat_process_raise_hard_limits(pid, o->process);
 	if (moat_sync_send(fd, MOAT_SYNC_CGROUP_DONE, 0, err) < 0)
 		return moat_error_ret(err);
 	/* In a paused container the process is frozen from here until resume: release the

@@ -311,6 +311,20 @@ int moat_process_setup_env(const struct oci_config *cfg, const struct moat_ns_pl
 	return 0;
 }
 
+void moat_process_raise_hard_limits(pid_t pid, const struct oci_process *p)
+{
+	for (size_t i = 0; p != NULL && i < p->rlimits_len; i++) {
+		const struct oci_rlimit *rl = p->rlimits[i];
+		int res = moat_process_rlimit_resource(rl->type);
+		struct rlimit cur, raised;
+
+		if (res < 0 || prlimit(pid, res, NULL, &cur) < 0 || rl->hard <= cur.rlim_max)
+			continue;
+		raised = (struct rlimit){ .rlim_cur = cur.rlim_cur, .rlim_max = rl->hard };
+		(void)prlimit(pid, res, &raised, NULL);
+	}
+}
+
 int moat_process_set_limits(const struct oci_process *p, moat_error *err)
 {
 	if (set_rlimits(p, err) < 0)

@@ -5,6 +5,7 @@
 #define MOAT_PROCESS_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "namespaces.h"
@@ -33,6 +34,12 @@ int moat_process_validate_one(const struct oci_process *p, moat_error *err);
 int moat_process_rlimit_resource(const char *name);
 
 int moat_process_set_limits(const struct oci_process *p, moat_error *err);
+/* Inside a user namespace nothing can raise a hard rlimit: that takes CAP_SYS_RESOURCE in
+ * the initial one. So the parent, outside, raises the hard limits of the child pid to what p
+ * asks wherever that is higher, before the child sets p's limits itself. Where the parent
+ * cannot either (no CAP_SYS_RESOURCE, rootless), nothing changes and the child's own
+ * setrlimit fails naming the field. */
+void moat_process_raise_hard_limits(pid_t pid, const struct oci_process *p);
 
 /* Kernel settings written through a private procfs instance, before the
  * container's own /proc exists and before its read-only paths apply:
