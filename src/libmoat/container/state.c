@@ -2,12 +2,14 @@
 /* moat: where a container's state lives and what status it is in. */
 #include "state.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cgroup.h"
 #include "oci-config.h"
@@ -102,9 +104,36 @@ static int lock_dir(int dirfd, const char *id, moat_error *err)
 	return 0;
 }
 
+/* The directories of creates killed before their rename (moat_state_dir_create): any that can
+ * be locked has no moat behind it any more. */
+static void sweep_new_dirs(int newfd)
+{
+	_cleanup_close_ int dupfd = openat(newfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
+	struct dirent *de;
+
+	if (d == NULL)
+		return;
+	dupfd = -1; /* the DIR owns it */
+	while ((de = readdir(d)) != NULL) {
+		_cleanup_close_ int fd = -1;
+
+		if (de->d_name[0] == '.')
+			continue;
+		fd = openat(newfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+			unlinkat(newfd, de->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
+/* The directory is made and locked under a name of its own in MOAT_STATE_NEW_DIR, then
+ * renamed into place: nobody ever sees <root>/<id> unlocked without its state, so a locked-
+ * but-stateless one is always an interrupted create (creating.h), never one starting. */
 int moat_state_dir_create(const char *root, const char *id, int *ret_dirfd, moat_error *err)
 {
-	_cleanup_close_ int rootfd = -1, dirfd = -1;
+	_cleanup_close_ int rootfd = -1, newfd = -1, dirfd = -1;
+	char name[64];
 
 	if (moat_validate_new_id(id, err) < 0)
 		return moat_error_ret(err);
@@ -113,18 +142,32 @@ int moat_state_dir_create(const char *root, const char *id, int *ret_dirfd, moat
 	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return moat_error_set(err, errno, "--root: open '%s'", root);
-	if (mkdirat(rootfd, id, 0700) < 0) {
-		if (errno == EEXIST)
-			return moat_error_msg(err, EEXIST, "container '%s' already exists", id);
+	if (mkdirat(rootfd, MOAT_STATE_NEW_DIR, 0700) < 0 && errno != EEXIST)
+		return moat_error_set(err, errno, "create '%s/" MOAT_STATE_NEW_DIR "'", root);
+	newfd = openat(rootfd, MOAT_STATE_NEW_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (newfd < 0)
+		return moat_error_set(err, errno, "open '%s/" MOAT_STATE_NEW_DIR "'", root);
+	sweep_new_dirs(newfd);
+	snprintf(name, sizeof(name), "%d-%llx", (int)getpid(),
+		 (unsigned long long)moat_monotonic_ms());
+	if (mkdirat(newfd, name, 0700) < 0)
 		return moat_error_set(err, errno, "create state directory '%s/%s'", root, id);
-	}
-	dirfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	dirfd = openat(newfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dirfd < 0 || lock_dir(dirfd, id, err) < 0) {
 		int saved = errno;
-		unlinkat(rootfd, id, AT_REMOVEDIR);
+
+		unlinkat(newfd, name, AT_REMOVEDIR);
 		if (dirfd < 0)
 			return moat_error_set(err, saved, "open state directory '%s/%s'", root, id);
 		return moat_error_ret(err);
+	}
+	if (renameat2(newfd, name, rootfd, id, RENAME_NOREPLACE) < 0) {
+		int saved = errno;
+
+		unlinkat(newfd, name, AT_REMOVEDIR);
+		if (saved == EEXIST)
+			return moat_error_msg(err, EEXIST, "container '%s' already exists", id);
+		return moat_error_set(err, saved, "create state directory '%s/%s'", root, id);
 	}
 	*ret_dirfd = TAKE_FD(dirfd);
 	return 0;

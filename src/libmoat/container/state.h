@@ -22,6 +22,8 @@
 #define MOAT_CONFIG_FILE "config.json"
 #define MOAT_EXEC_FIFO "exec.fifo"
 #define MOAT_CGROUP_MANAGER_SYSTEMD "systemd"
+/* In the state root: where a state directory is made before it is renamed to its ID. */
+#define MOAT_STATE_NEW_DIR ".new"
 
 struct moat_state {
 	char *oci_version;
