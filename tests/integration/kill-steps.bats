@@ -81,9 +81,10 @@ cleaned_up() {
 	((status == 0)) || fail "delete --force after a kill at $step: $stderr"
 	assert_no_residue "$id"
 	no_loan_of "$id"
-	[[ -z $(ls -A "$MOAT_ROOT/.new" 2>/dev/null) ]] || fail "a state directory remains in .new"
 	run_moat create --bundle "$BUNDLE" "$id"
 	((status == 0)) || fail "create again after a kill at $step: $stderr"
+	# (a directory a create left unnamed goes with the next create)
+	[[ -z $(ls -A "$MOAT_ROOT/.new" 2>/dev/null) ]] || fail "a state directory remains in .new"
 	run_moat delete --force "$id"
 	((status == 0)) || fail "delete after the second create: $stderr"
 	assert_no_residue "$id"
@@ -93,7 +94,7 @@ cleaned_up() {
 @test "the test build names the steps of create, start, exec and delete; the ordinary one has none" {
 	local id=$CID-names steps
 	steps=$(steps_of create: create --bundle "$BUNDLE" "$id")
-	for step in create:state-dir create:userns-loan create:cgroup create:forked \
+	for step in create:new-dir create:state-dir create:userns-loan create:cgroup create:forked \
 		create:userns-mapped create:init-pid create:cgroup-joined create:sources-sent \
 		create:cgroup-done create:ready create:saved create:committed; do
 		grep -qx "$step" <<<"$steps" || fail "create never passed $step: $steps"

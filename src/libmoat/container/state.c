@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "fault.h"
 #include "oci-config.h"
 #include "syscall-filter.h"
 #include "userns-pool.h"
@@ -104,8 +105,32 @@ static int lock_dir(int dirfd, const char *id, moat_error *err)
 	return 0;
 }
 
-/* The directories of creates killed before their rename (moat_state_dir_create): any that can
- * be locked has no moat behind it any more. */
+/* The directories of creates killed before their rename (moat_state_dir_create). */
+static void sweep_new_dirs(int newfd);
+
+/* The directory in MOAT_STATE_NEW_DIR of a create killed before its rename: its name starts
+ * with the pid of the moat that made it, and that moat is gone. (One that is there may be
+ * between its mkdir and its flock: the lock alone cannot tell.) */
+static bool new_dir_abandoned(int newfd, const char *name)
+{
+	_cleanup_close_ int fd = -1;
+	long pid = strtol(name, NULL, 10);
+
+	if (pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		return false;
+	fd = openat(newfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0;
+}
+
+void moat_state_sweep(const char *root)
+{
+	_cleanup_free_ char *path = xasprintf("%s/" MOAT_STATE_NEW_DIR, root);
+	_cleanup_close_ int newfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (newfd >= 0)
+		sweep_new_dirs(newfd);
+}
+
 static void sweep_new_dirs(int newfd)
 {
 	_cleanup_close_ int dupfd = openat(newfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -115,15 +140,9 @@ static void sweep_new_dirs(int newfd)
 	if (d == NULL)
 		return;
 	dupfd = -1; /* the DIR owns it */
-	while ((de = readdir(d)) != NULL) {
-		_cleanup_close_ int fd = -1;
-
-		if (de->d_name[0] == '.')
-			continue;
-		fd = openat(newfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.' && new_dir_abandoned(newfd, de->d_name))
 			unlinkat(newfd, de->d_name, AT_REMOVEDIR);
-	}
 	closedir(d);
 }
 
@@ -161,6 +180,7 @@ int moat_state_dir_create(const char *root, const char *id, int *ret_dirfd, moat
 			return moat_error_set(err, saved, "open state directory '%s/%s'", root, id);
 		return moat_error_ret(err);
 	}
+	moat_fault_step("create:new-dir");
 	if (renameat2(newfd, name, rootfd, id, RENAME_NOREPLACE) < 0) {
 		int saved = errno;
 

@@ -72,6 +72,9 @@ int moat_validate_new_id(const char *id, moat_error *err);
 /* Make <root>/<id>/ for a new ID (moat_validate_new_id; an existing one is "already
  * exists") and lock it. */
 int moat_state_dir_create(const char *root, const char *id, int *ret_dirfd, moat_error *err);
+/* Remove what creates killed before their directory had its name left in root's
+ * MOAT_STATE_NEW_DIR (moat_state_dir_create does it too, before it makes one). */
+void moat_state_sweep(const char *root);
 /* Open and lock an existing container's directory. */
 int moat_state_dir_open(const char *root, const char *id, int *ret_dirfd, moat_error *err);
 /* Remove <root>/<id>/ and everything in it. */
