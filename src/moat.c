@@ -53,6 +53,9 @@ static void print_version(void)
 	       '-'
 #endif
 	);
+#ifdef MOAT_FAULT_INJECTION
+	printf("fault injection: on (a test build: MOAT_TEST_KILL_AT kills it at a named step)\n");
+#endif
 }
 
 static void print_help(FILE *out)

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "image.h"
 #include "log.h"
 #include "moat.h"
@@ -571,6 +572,7 @@ static int with_keeper(struct run_args *a)
 	}
 	if (pid == 0) {
 		close(pair[0]);
+		moat_fault_role("keeper");
 		if (a->create)
 			sb_keeper_session(&a->o, a->lifetime_ms, a->idle_ms, pair[1]);
 		keeper(&a->o, pair[1]);

@@ -15,6 +15,8 @@
 #include "cgroup.h"
 #include "cgroup-systemd.h"
 #include "container-internal.h"
+#include "creating.h"
+#include "fault.h"
 #include "hooks.h"
 #include "oci-config.h"
 #include "pod.h"
@@ -101,9 +103,20 @@ int moat_opened_open(const char *root, const char *id, struct moat_opened *c, mo
 	if (moat_state_dir_open(root, id, &c->dirfd, err) < 0)
 		return moat_error_ret(err);
 	if (moat_state_read(c->dirfd, &c->st, err) < 0) {
-		if (err->code == ENOENT) {
-			moat_error_msg(err, EBUSY, "container '%s' is still being created", id);
+		struct stat sb;
+
+		if (err->code == ENOENT && fstat(c->dirfd, &sb) == 0 && sb.st_nlink > 0) {
+			/* Locked, yet no state: the create holding the lock until it saved the
+			 * state is gone (creating.h). The directory stays open, for delete. */
+			moat_error_drop(err);
+			return moat_error_msg(err, EBUSY,
+					      "container '%s': its create was interrupted (moat died "
+					      "before it saved the state); `moat delete %s` removes "
+					      "what it left",
+					      id, id);
 		}
+		if (err->code == ENOENT) /* removed by the create or delete we waited for */
+			moat_error_msg(err, ENOENT, "container '%s' does not exist", id);
 		close(c->dirfd);
 		c->dirfd = -1;
 		return moat_error_ret(err);
@@ -210,13 +223,16 @@ static int start_opened(struct moat_opened *c, moat_error *err)
 		return moat_error_msg(err, EINVAL,
 				      "container '%s' is %s, not created: cannot start", c->st->id,
 				      moat_status_name(c->status));
+	moat_fault_step("start:opened");
 	fd = openat(c->dirfd, MOAT_EXEC_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return moat_error_set(err, errno, "open the exec fifo");
 	if (read_start_byte(fd, c->st, err) < 0)
 		return moat_error_ret(err);
+	moat_fault_step("start:started");
 	if (unlinkat(c->dirfd, MOAT_EXEC_FIFO, 0) < 0)
 		return moat_error_set(err, errno, "remove the exec fifo");
+	moat_fault_step("start:fifo-removed");
 	run_late_hooks(c, MOAT_HOOK_POSTSTART, "running", err);
 	return 0;
 }
@@ -310,6 +326,7 @@ static int delete_opened(const char *root, struct moat_opened *c, bool force, mo
 				c->st->id, moat_status_name(c->status));
 		if (force_stop(c, err) < 0)
 			return moat_error_ret(err);
+		moat_fault_step("delete:stopped");
 	}
 	if (c->st->cgroup_path != NULL) {
 		_cleanup_(moat_cgroup_freep) struct moat_cgroup *cg = NULL;
@@ -322,9 +339,11 @@ static int delete_opened(const char *root, struct moat_opened *c, bool force, mo
 		if (moat_cgroup_open(c->st->cgroup_path, &cg, err) < 0 ||
 		    moat_cgroup_destroy(cg, err) < 0)
 			return moat_error_prefix(err, "delete '%s': cgroup", c->st->id);
+		moat_fault_step("delete:cgroup-removed");
 	}
 	if (moat_pod_leave(root, c->st, err) < 0)
 		return moat_error_prefix(err, "delete '%s'", c->st->id);
+	moat_fault_step("delete:pod-left");
 	/* poststop runs once the container is gone, but needs the saved config. */
 	run_late_hooks(c, MOAT_HOOK_POSTSTOP, "stopped", err);
 	return moat_state_dir_remove(root, c->st->id, err);
@@ -340,10 +359,11 @@ int moat_container_delete(const char *root, const char *id, bool force, moat_err
 		moat_error_drop(err);
 		return 0;
 	}
-	if (r == -EBUSY && force) {
-		/* A create that died half-way left a directory without state. */
+	if (r == -EBUSY) {
+		/* A create that died half-way left a directory without state: whatever it
+		 * made, it never ran the user's program, so plain delete removes it too. */
 		moat_error_drop(err);
-		return moat_state_dir_remove(root, id, err);
+		return moat_creating_undo(root, id, c.dirfd, err);
 	}
 	if (r < 0)
 		return r;

@@ -30,6 +30,8 @@ struct moat_create_opts {
 	bool as_vm;         /* invoked as moat-vm: every container is a microVM */
 	bool egress_tunnel; /* a microVM reaches the caller's egress proxy, which it serves on
 			     * 127.0.0.1:MOAT_EGRESS_PORT in the container (egress.h) */
+	bool die_with_parent; /* the created init dies with the calling process until start
+			       * (a sandbox's keeper); otherwise it waits for start, as runc's */
 };
 
 /* Build the container and leave its init blocked before execve. With

@@ -13,7 +13,9 @@
 
 #include "cgroup.h"
 #include "cgroup-systemd.h"
+#include "creating.h"
 #include "egress.h"
+#include "fault.h"
 #include "hooks.h"
 #include "init.h"
 #include "mount-host.h"
@@ -50,6 +52,7 @@ struct build {
 	char *cgroup_path;
 	pid_t stage1;
 	pid_t init;
+	int sync_fd;        /* moat's end of the init's sync socket, until COMMIT */
 	int console;        /* pty master kept for the foreground relay, or -1 */
 	int *idmapped;      /* per cfg->mounts[i], then the rootfs: its source made here for the
 			 * init (idmapped, or opened with the host's credentials), or -1 */
@@ -365,6 +368,21 @@ static int scope_path(struct build *b, bool user, moat_error *err)
 	return 0;
 }
 
+/* What is about to be made, in creating.json: the cgroup, and with in_pod the member's root
+ * in its pod's share. Should moat die before the state is saved, delete finds them there
+ * (creating.h). */
+static int record_making(const struct build *b, bool in_pod, moat_error *err)
+{
+	struct moat_creating c = {
+		.cgroup_path = b->cgroup_path,
+		.cgroup_manager = b->systemd_scope ? MOAT_CGROUP_MANAGER_SYSTEMD : NULL,
+		.owner = getuid(),
+		.vm_pod = in_pod ? (char *)b->pod.sandbox : NULL,
+	};
+
+	return moat_creating_write(b->dirfd, &c, err);
+}
+
 static int make_cgroup(struct build *b, moat_error *err)
 {
 	const struct oci_linux *lx = b->cfg->linux;
@@ -372,13 +390,15 @@ static int make_cgroup(struct build *b, moat_error *err)
 
 	b->systemd_scope = b->o->systemd_cgroup && moat_systemd_booted() && !b->o->no_cgroup;
 	if (b->systemd_scope)
-		return scope_path(b, user, err);
+		return scope_path(b, user, err) < 0 ? moat_error_ret(err)
+						      : record_making(b, false, err);
 	/* A rootless container without resources needs no cgroup, and an
 	 * unprivileged user usually may not make one. */
 	if (b->o->no_cgroup || (b->o->rootless && (lx == NULL || lx->resources == NULL)))
 		return 0;
 	if (moat_cgroup_resolve_path(lx ? lx->cgroups_path : NULL, b->o->id, b->o->systemd_cgroup,
-				     &b->cgroup_path, err) < 0)
+				     &b->cgroup_path, err) < 0 ||
+	    record_making(b, false, err) < 0)
 		return moat_error_ret(err);
 	if (moat_cgroup_create(b->cgroup_path, lx ? lx->resources : NULL, lx ? lx->devices : NULL,
 			       lx ? lx->devices_len : 0, &b->cg, err) < 0)
@@ -622,22 +642,27 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
 		if (moat_userns_write_maps((pid_t)v, b->cfg->linux, err) < 0 ||
 		    moat_sync_send(fd, MOAT_SYNC_USERNS_MAPPED, 0, err) < 0)
 			return moat_error_ret(err);
+		moat_fault_step("create:userns-mapped");
 	}
 	if (moat_sync_expect(fd, MOAT_SYNC_INIT_PID, &v, err) < 0)
 		return moat_error_ret(err);
 	b->init = (pid_t)v;
 	waitpid(b->stage1, &status, 0);
 	b->stage1 = 0;
+	moat_fault_step("create:init-pid");
 	if (join_cgroup(b, err) < 0)
 		return moat_error_prefix(err, "cgroup");
+	moat_fault_step("create:cgroup-joined");
 	if (make_idmapped_sources(b, err) < 0 || run_runtime_hooks(b, err) < 0 ||
 	    take_hooks_network(b, fd, err) < 0 || open_host_sources(b, err) < 0 ||
 	    send_idmapped_sources(b, fd, err) < 0)
 		return moat_error_ret(err);
+	moat_fault_step("create:sources-sent");
 	moat_process_raise_hard_limits(b->init, b->cfg->process);
 	/* The init learns its host pid here, for the hooks it runs. */
 	if (moat_sync_send(fd, MOAT_SYNC_CGROUP_DONE, b->init, err) < 0)
 		return moat_error_ret(err);
+	moat_fault_step("create:cgroup-done");
 	if (b->cfg->process->terminal && receive_console(b, fd, err) < 0)
 		return moat_error_ret(err);
 	if (init_seccomp(b) != NULL && moat_seccomp_uses_notify(init_seccomp(b)) &&
@@ -645,6 +670,7 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
 		return moat_error_ret(err);
 	if (moat_sync_expect(fd, MOAT_SYNC_READY, NULL, err) < 0)
 		return moat_error_ret(err);
+	moat_fault_step("create:ready");
 	return 0;
 }
 
@@ -673,6 +699,9 @@ static int spawn(struct build *b, moat_error *err)
 	if (moat_sync_pair(fds, err) < 0)
 		return moat_error_ret(err);
 	a.sync_fd = fds[1];
+	a.parent_sync_fd = b->sync_fd = fds[0];
+	a.parent = getpid();
+	a.die_with_parent = b->o->die_with_parent;
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &saved);
 	b->stage1 = fork();
@@ -680,16 +709,10 @@ static int spawn(struct build *b, moat_error *err)
 		moat_init_stage1(&a);
 	sigprocmask(SIG_SETMASK, &saved, NULL);
 	close(fds[1]);
-	if (b->stage1 < 0) {
-		close(fds[0]);
+	if (b->stage1 < 0)
 		return moat_error_set(err, errno, "fork");
-	}
-	if (talk_to_children(b, fds[0], err) < 0) {
-		close(fds[0]);
-		return moat_error_ret(err);
-	}
-	close(fds[0]);
-	return 0;
+	moat_fault_step("create:forked");
+	return talk_to_children(b, b->sync_fd, err);
 }
 
 static char *now_rfc3339(void)
@@ -807,6 +830,8 @@ static void build_free(struct build *b)
 		close(b->dirfd);
 	if (b->fifo_fd >= 0)
 		close(b->fifo_fd);
+	if (b->sync_fd >= 0)
+		close(b->sync_fd);
 	moat_ns_plan_close(&b->ns);
 	moat_cgroup_free(b->cg);
 	moat_seccomp_free(b->seccomp);
@@ -854,29 +879,46 @@ static int build(struct build *b, moat_error *err)
 	if (moat_state_dir_create(o->root, o->id, &b->dirfd, err) < 0)
 		return moat_error_ret(err);
 	b->made_dir = true;
+	moat_fault_step("create:state-dir");
 	if (b->auto_userns && !b->joined_userns && lend_host_ids(b, err) < 0)
 		return moat_error_ret(err);
-	if (b->vm != NULL &&
-	    (make_jail(b, err) < 0 || (!b->vm->member && take_network(b, err) < 0)))
+	moat_fault_step("create:userns-loan");
+	if (b->vm != NULL) {
+		if (make_jail(b, err) < 0 || (!b->vm->member && take_network(b, err) < 0))
+			return moat_error_ret(err);
+		moat_fault_step("create:microvm-jail");
+	}
+	if (make_fifo(b, err) < 0 || make_cgroup(b, err) < 0)
 		return moat_error_ret(err);
-	if (make_fifo(b, err) < 0 || make_cgroup(b, err) < 0 || spawn(b, err) < 0)
+	moat_fault_step("create:cgroup");
+	if (spawn(b, err) < 0)
 		return moat_error_ret(err);
 	if (b->vm != NULL && b->vm->member) {
-		if (moat_vm_pod_attach(&b->pod, b->init, o->id, err) < 0)
+		if (record_making(b, true, err) < 0 ||
+		    moat_vm_pod_attach(&b->pod, b->init, o->id, err) < 0)
 			return moat_error_ret(err);
 		b->pod_attached = true;
+		moat_fault_step("create:pod-attached");
 	}
 	if (b->egress_on && moat_egress_start_for(&b->egress, b->init, b->dirfd, o->id, err) < 0)
 		return moat_error_ret(err);
 	if (save_state(b, err) < 0)
 		return moat_error_ret(err);
+	moat_fault_step("create:saved");
+	/* The state names all there is now; from here the container outlives us. */
+	unlinkat(b->dirfd, MOAT_CREATING_FILE, 0);
+	if (moat_sync_send(b->sync_fd, MOAT_SYNC_COMMIT, 0, err) < 0)
+		return moat_error_prefix(err, "the container init exited during setup");
+	/* until it closes its end, the init may still have our death for its signal */
+	moat_sync_wait_closed(b->sync_fd);
+	moat_fault_step("create:committed");
 	return 0;
 }
 
 int moat_container_create(const struct moat_create_opts *o, pid_t *ret_pid, int *ret_console,
 			  moat_error *err)
 {
-	struct build b = { .o = o, .dirfd = -1, .fifo_fd = -1, .console = -1 };
+	struct build b = { .o = o, .dirfd = -1, .fifo_fd = -1, .console = -1, .sync_fd = -1 };
 	int r;
 
 	for (int k = 0; k < MOAT_NS_COUNT; k++)

@@ -2,14 +2,17 @@
 /* moat: where a container's state lives and what status it is in. */
 #include "state.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cgroup.h"
+#include "fault.h"
 #include "oci-config.h"
 #include "syscall-filter.h"
 #include "userns-pool.h"
@@ -102,9 +105,54 @@ static int lock_dir(int dirfd, const char *id, moat_error *err)
 	return 0;
 }
 
+/* The directories of creates killed before their rename (moat_state_dir_create). */
+static void sweep_new_dirs(int newfd);
+
+/* The directory in MOAT_STATE_NEW_DIR of a create killed before its rename: its name starts
+ * with the pid of the moat that made it, and that moat is gone. (One that is there may be
+ * between its mkdir and its flock: the lock alone cannot tell.) */
+static bool new_dir_abandoned(int newfd, const char *name)
+{
+	_cleanup_close_ int fd = -1;
+	long pid = strtol(name, NULL, 10);
+
+	if (pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		return false;
+	fd = openat(newfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0;
+}
+
+void moat_state_sweep(const char *root)
+{
+	_cleanup_free_ char *path = xasprintf("%s/" MOAT_STATE_NEW_DIR, root);
+	_cleanup_close_ int newfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (newfd >= 0)
+		sweep_new_dirs(newfd);
+}
+
+static void sweep_new_dirs(int newfd)
+{
+	_cleanup_close_ int dupfd = openat(newfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
+	struct dirent *de;
+
+	if (d == NULL)
+		return;
+	dupfd = -1; /* the DIR owns it */
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.' && new_dir_abandoned(newfd, de->d_name))
+			unlinkat(newfd, de->d_name, AT_REMOVEDIR);
+	closedir(d);
+}
+
+/* The directory is made and locked under a name of its own in MOAT_STATE_NEW_DIR, then
+ * renamed into place: nobody ever sees <root>/<id> unlocked without its state, so a locked-
+ * but-stateless one is always an interrupted create (creating.h), never one starting. */
 int moat_state_dir_create(const char *root, const char *id, int *ret_dirfd, moat_error *err)
 {
-	_cleanup_close_ int rootfd = -1, dirfd = -1;
+	_cleanup_close_ int rootfd = -1, newfd = -1, dirfd = -1;
+	char name[64];
 
 	if (moat_validate_new_id(id, err) < 0)
 		return moat_error_ret(err);
@@ -113,18 +161,33 @@ int moat_state_dir_create(const char *root, const char *id, int *ret_dirfd, moat
 	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return moat_error_set(err, errno, "--root: open '%s'", root);
-	if (mkdirat(rootfd, id, 0700) < 0) {
-		if (errno == EEXIST)
-			return moat_error_msg(err, EEXIST, "container '%s' already exists", id);
+	if (mkdirat(rootfd, MOAT_STATE_NEW_DIR, 0700) < 0 && errno != EEXIST)
+		return moat_error_set(err, errno, "create '%s/" MOAT_STATE_NEW_DIR "'", root);
+	newfd = openat(rootfd, MOAT_STATE_NEW_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (newfd < 0)
+		return moat_error_set(err, errno, "open '%s/" MOAT_STATE_NEW_DIR "'", root);
+	sweep_new_dirs(newfd);
+	snprintf(name, sizeof(name), "%d-%llx", (int)getpid(),
+		 (unsigned long long)moat_monotonic_ms());
+	if (mkdirat(newfd, name, 0700) < 0)
 		return moat_error_set(err, errno, "create state directory '%s/%s'", root, id);
-	}
-	dirfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	dirfd = openat(newfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dirfd < 0 || lock_dir(dirfd, id, err) < 0) {
 		int saved = errno;
-		unlinkat(rootfd, id, AT_REMOVEDIR);
+
+		unlinkat(newfd, name, AT_REMOVEDIR);
 		if (dirfd < 0)
 			return moat_error_set(err, saved, "open state directory '%s/%s'", root, id);
 		return moat_error_ret(err);
+	}
+	moat_fault_step("create:new-dir");
+	if (renameat2(newfd, name, rootfd, id, RENAME_NOREPLACE) < 0) {
+		int saved = errno;
+
+		unlinkat(newfd, name, AT_REMOVEDIR);
+		if (saved == EEXIST)
+			return moat_error_msg(err, EEXIST, "container '%s' already exists", id);
+		return moat_error_set(err, saved, "create state directory '%s/%s'", root, id);
 	}
 	*ret_dirfd = TAKE_FD(dirfd);
 	return 0;

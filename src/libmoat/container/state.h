@@ -22,6 +22,8 @@
 #define MOAT_CONFIG_FILE "config.json"
 #define MOAT_EXEC_FIFO "exec.fifo"
 #define MOAT_CGROUP_MANAGER_SYSTEMD "systemd"
+/* In the state root: where a state directory is made before it is renamed to its ID. */
+#define MOAT_STATE_NEW_DIR ".new"
 
 struct moat_state {
 	char *oci_version;
@@ -70,6 +72,9 @@ int moat_validate_new_id(const char *id, moat_error *err);
 /* Make <root>/<id>/ for a new ID (moat_validate_new_id; an existing one is "already
  * exists") and lock it. */
 int moat_state_dir_create(const char *root, const char *id, int *ret_dirfd, moat_error *err);
+/* Remove what creates killed before their directory had its name left in root's
+ * MOAT_STATE_NEW_DIR (moat_state_dir_create does it too, before it makes one). */
+void moat_state_sweep(const char *root);
 /* Open and lock an existing container's directory. */
 int moat_state_dir_open(const char *root, const char *id, int *ret_dirfd, moat_error *err);
 /* Remove <root>/<id>/ and everything in it. */

@@ -19,6 +19,7 @@
 
 #include "cgroup.h"
 #include "cgroup-sub.h"
+#include "fault.h"
 #include "container.h"
 #include "init.h"
 #include "namespaces.h"
@@ -113,6 +114,8 @@ struct child_args {
 	const struct oci_config *view; /* the container's config with the exec'd process */
 	struct moat_seccomp *seccomp;  /* the container's linux.seccomp, compiled; or NULL */
 	int sync_fd;
+	int parent_sync_fd; /* moat's end: closed in the child (sync.h moat_sync_child_attach) */
+	pid_t parent;
 };
 
 /* The last step before execve (init.h moat_init_confine_last). With SCMP_ACT_NOTIFY, the
@@ -177,7 +180,7 @@ __attribute__((noreturn)) static void exec_child(const struct child_args *c)
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	moat_sync_child_attach(c->parent, c->parent_sync_fd);
 	close(c->t->dirfd); /* the flock belongs to moat */
 	if (c->t->ns_flags != 0 && setns(c->t->pidfd, c->t->ns_flags) < 0) {
 		moat_error_set(&err, errno, "join the namespaces of container '%s'", c->o->id);
@@ -189,7 +192,8 @@ __attribute__((noreturn)) static void exec_child(const struct child_args *c)
 		goto fail;
 	}
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* (CLONE_PARENT: moat is our parent, maybe outside our PID namespace) */
+		moat_sync_child_attach(0, -1);
 		run_process(c, &err);
 		goto fail;
 	}
@@ -233,6 +237,7 @@ static int settle(const struct moat_exec_opts *o, struct target *t, struct moat_
 	if (t->st->cgroup_path != NULL && (moat_cgroup_open(t->st->cgroup_path, &cg, err) < 0 ||
 					   moat_cgroup_add_pid_within(cg, pid, t->subs, err) < 0))
 		return moat_error_prefix(err, "exec");
+	moat_fault_step("exec:cgroup-joined");
 	moat_process_raise_hard_limits(pid, o->process);
 	if (moat_sync_send(fd, MOAT_SYNC_CGROUP_DONE, 0, err) < 0)
 		return moat_error_ret(err);
@@ -280,6 +285,8 @@ static int spawn_child(const struct moat_exec_opts *o, struct target *t, struct 
 	if (moat_sync_pair(fds, err) < 0)
 		return moat_error_ret(err);
 	c->sync_fd = fds[1];
+	c->parent_sync_fd = fds[0];
+	c->parent = getpid();
 	helper = fork();
 	if (helper == 0)
 		exec_child(c);
@@ -288,6 +295,7 @@ static int spawn_child(const struct moat_exec_opts *o, struct target *t, struct 
 		close(fds[0]);
 		return moat_error_set(err, errno, "fork");
 	}
+	moat_fault_step("exec:forked");
 	if (moat_sync_expect(fds[0], MOAT_SYNC_INIT_PID, &v, err) < 0) {
 		waitpid(helper, &status, 0);
 		close(fds[0]);
@@ -295,6 +303,7 @@ static int spawn_child(const struct moat_exec_opts *o, struct target *t, struct 
 	}
 	waitpid(helper, &status, 0);
 	*ret_pid = (pid_t)v;
+	moat_fault_step("exec:pid");
 	if (settle(o, t, c->seccomp, fds[0], *ret_pid, ret_console, err) < 0) {
 		kill(*ret_pid, SIGKILL);
 		waitpid(*ret_pid, &status, 0);

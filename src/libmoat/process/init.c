@@ -295,7 +295,9 @@ __attribute__((noreturn)) static void stage2(const struct moat_init_args *args)
 	int procfd = -1, started_fd = -1;
 	bool member = a->vm != NULL && a->vm->member;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* (CLONE_PARENT: moat is our parent too, maybe outside our PID namespace; stage 1
+	 * closed moat's end) */
+	moat_sync_child_attach(0, -1);
 	for (size_t i = 0; i <= a->cfg->mounts_len; i++)
 		idmapped[i] = -1;
 	if (receive_setup(a, idmapped, &copy.host_pid, &err) < 0)
@@ -303,12 +305,16 @@ __attribute__((noreturn)) static void stage2(const struct moat_init_args *args)
 	if (build_container(a, idmapped, &exec, &procfd, &err) < 0)
 		die(a->sync_fd, &err);
 	free(idmapped); /* every fd in it was taken over */
-	/* From READY on the container outlives `moat create`. (Changing
-	 * credentials already cleared the death signal; clear it for certain.)
-	 * If the parent died meanwhile, the send fails and we exit. */
-	prctl(PR_SET_PDEATHSIG, 0);
-	if (moat_sync_send(a->sync_fd, MOAT_SYNC_READY, 0, &err) < 0)
+	/* From COMMIT on the container outlives `moat create`: moat has saved its state, so
+	 * delete finds it. If moat dies before, the send fails or COMMIT is EOF, and we exit:
+	 * nothing of ours is left that no state names. (Changing credentials cleared the death
+	 * signal: it is armed again for that wait, and for good with die_with_parent.) */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (moat_sync_send(a->sync_fd, MOAT_SYNC_READY, 0, &err) < 0 ||
+	    moat_sync_expect(a->sync_fd, MOAT_SYNC_COMMIT, NULL, &err) < 0)
 		_exit(EXIT_FAILURE);
+	if (!a->die_with_parent)
+		prctl(PR_SET_PDEATHSIG, 0);
 	close(a->sync_fd);
 	/* startContainer: inside the container, under its full confinement,
 	 * right before the program. Nobody waits for us any more, so a failure
@@ -395,7 +401,7 @@ void moat_init_stage1(const struct moat_init_args *a)
 	/* The user program starts with no signal blocked, whatever moat blocked. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	moat_sync_child_attach(a->parent, a->parent_sync_fd);
 	/* Relative paths in the config (bind sources) are relative to the bundle. */
 	if (chdir(a->bundle) < 0) {
 		moat_error_set(&err, errno, "enter the bundle '%s'", a->bundle);

@@ -23,6 +23,9 @@ struct moat_init_args {
 	const char *rootfs; /* absolute host path */
 	const char *bundle; /* absolute host path; the init's cwd during setup */
 	int sync_fd;        /* child end of the sync socket */
+	int parent_sync_fd; /* moat's end of it: closed at once (sync.h moat_sync_child_attach) */
+	pid_t parent;       /* moat's pid: stage 1 and the init die with it until COMMIT */
+	bool die_with_parent; /* ... and the init after COMMIT too, until its execve */
 	int lock_fd;        /* the parent's locked state directory: closed at once */
 	int fifo_fd;        /* O_PATH fd of exec.fifo */
 	bool no_pivot;

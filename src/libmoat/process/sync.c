@@ -2,8 +2,12 @@
 /* moat: the parent/child messages used while a container is built. */
 #include "sync.h"
 
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <sys/un.h>
 
 #include "utils.h"
@@ -13,6 +17,15 @@ int moat_sync_pair(int ret_fds[2], moat_error *err)
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ret_fds) < 0)
 		return moat_error_set(err, errno, "socketpair");
 	return 0;
+}
+
+void moat_sync_child_attach(pid_t parent, int parent_end)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (parent > 0 && getppid() != parent)
+		_exit(EXIT_FAILURE);
+	if (parent_end >= 0)
+		close(parent_end);
 }
 
 static int send_msg(int fd, const struct moat_sync_msg *m, moat_error *err)
@@ -76,6 +89,16 @@ int moat_sync_send_fd(int fd, enum moat_sync_type type, int64_t value, int passe
 	struct moat_sync_msg m = { .type = type, .value = value };
 
 	return send_with_fd(fd, &m, sizeof(m), passed_fd, err);
+}
+
+void moat_sync_wait_closed(int fd)
+{
+	struct moat_sync_msg m;
+	ssize_t n;
+
+	do
+		n = recv(fd, &m, sizeof(m), 0);
+	while (n > 0 || (n < 0 && errno == EINTR));
 }
 
 int moat_sync_recv(int fd, struct moat_sync_msg *m, int *ret_fd, moat_error *err)

@@ -27,6 +27,9 @@ enum moat_sync_type {
 				     * a hook gave the namespace, before CGROUP_DONE */
 	MOAT_SYNC_TAP_FD,           /* parent -> init (microVM): value = its index there, fd =
 				     * its tap, after NET_FD */
+	MOAT_SYNC_COMMIT,           /* parent -> init, after READY: the state is saved, the
+				     * container is on its own; EOF instead: moat died first. The
+				     * init answers by closing its end, its death signal cleared */
 };
 
 /* Long enough for a chained error naming two paths. */
@@ -40,6 +43,13 @@ struct moat_sync_msg {
 };
 
 int moat_sync_pair(int ret_fds[2], moat_error *err);
+/* In a child forked (or cloned with CLONE_PARENT) by parent to talk over a sync pair: die
+ * with the parent (PR_SET_PDEATHSIG, and at once if parent is already gone, which the death
+ * signal would miss; 0: not known, as to PID 1 of a new PID namespace, whose parent is
+ * outside it), and close parent_end, the parent's end of the pair, so that the parent's
+ * death is EOF on ours, also to a process that no longer has the death signal (changing
+ * credentials clears it). parent_end -1: already closed. */
+void moat_sync_child_attach(pid_t parent, int parent_end);
 int moat_sync_send(int fd, enum moat_sync_type type, int64_t value, moat_error *err);
 /* Report an error to the parent; used by a child just before it exits. */
 void moat_sync_send_error(int fd, const moat_error *err);
@@ -49,6 +59,9 @@ int moat_sync_recv(int fd, struct moat_sync_msg *m, int *ret_fd, moat_error *err
 /* Wait for a message of the given type. A MOAT_SYNC_ERROR from the peer is
  * turned into err (the child's own message); EOF means the peer died. */
 int moat_sync_expect(int fd, enum moat_sync_type type, int64_t *ret_value, moat_error *err);
+
+/* Wait until the peer has closed its end (or died): nothing is received but EOF. */
+void moat_sync_wait_closed(int fd);
 
 /* Pass an fd with a message (SCM_RIGHTS), and receive it. */
 int moat_sync_send_fd(int fd, enum moat_sync_type type, int64_t value, int passed_fd,

@@ -18,6 +18,7 @@
 
 #include "container.h"
 #include "sandbox-internal.h"
+#include "state.h"
 #include "utils.h"
 
 /* Take the lock on fd without waiting: 0, or -1 with errno (EAGAIN/EACCES: held). */
@@ -94,6 +95,7 @@ void moat_sandbox_collect(void)
 	_cleanup_closedir_ DIR *d = opendir(user_dir);
 	struct dirent *e;
 
+	moat_state_sweep(MOAT_SANDBOX_ROOT "/.runtime");
 	if (d == NULL)
 		return;
 	while ((e = readdir(d)) != NULL) {

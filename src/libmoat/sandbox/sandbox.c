@@ -172,7 +172,9 @@ static int setup(struct moat_sandbox *s, moat_error *err)
 	struct moat_create_opts co = { .root = s->runtime,
 				       .id = s->id,
 				       .policy = s->o.policy,
-				       .egress_tunnel = sb_egress_on(&s->o) };
+				       .egress_tunnel = sb_egress_on(&s->o),
+				       /* the keeper holds the sandbox: nothing outlives it */
+				       .die_with_parent = true };
 	_cleanup_free_ char *rootfs = xasprintf("%s/rootfs", s->dir);
 	_cleanup_free_ char *bundle = xasprintf("%s/bundle", s->dir);
 

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "utils.h"
 #include "vm-guest-spec.h"
 #include "vm-socket.h"
@@ -206,6 +207,7 @@ static int on_ready(struct relay *s)
 	if (s->ready)
 		return moat_error_msg(s->err, EPROTO, "microvm: the guest sent READY twice");
 	s->ready = true;
+	moat_fault_step("vm:ready");
 	start.u.start = *s->r->start;
 	return send_msg(s, &start);
 }

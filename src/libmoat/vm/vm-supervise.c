@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "strv.h"
 #include "utils.h"
 #include "vm-egress.h"
@@ -163,6 +164,7 @@ int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 	add_nics(&l, &s->net, nic_fds, nic_macs);
 	if (moat_vm_launch(&l, &r.vmm, &err) < 0)
 		goto fail;
+	moat_fault_step("vm:launched");
 	close(sp[1]);
 	if (s->egress) {
 		close(ep[1]);

@@ -1,0 +1,118 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Many moats on one state root at once, as an engine under load runs them: 100 `run` of
+# /bin/true and 100 create/start/delete cycles in parallel, with `list` and `state` read in
+# a loop all the while. No container is lost or seen twice, every state `list` shows parses,
+# every user-namespace loan comes back, and nothing is left. Then a soak: many runs in a row,
+# with no growth in what moat leaves on the host.
+
+load helpers
+
+setup() {
+	moat_setup
+	make_bundle
+	cfg_args true
+}
+
+teardown() {
+	moat_teardown
+}
+
+# loans_of_root: the user-namespace loans held for containers of this test's state root
+loans_of_root() {
+	grep -lsF "$MOAT_ROOT/" /run/moat-userns/* | wc -l
+}
+
+# watch_list FILE: `list --format json` and `state` of each listed ID in a loop until
+# $TEST_DIR/stop exists; every list that does not parse, and every state of a listed ID that
+# is neither a state nor "does not exist" (deleted meanwhile), goes to FILE
+watch_list() {
+	local out=$1 json id
+	: >"$out"
+	until [[ -e $TEST_DIR/stop ]]; do
+		if ! json=$("$MOAT_BINARY" --root "$MOAT_ROOT" list --format json 2>>"$out"); then
+			echo "list failed" >>"$out"
+			continue
+		fi
+		jq -e 'all(.[]; (.id | type == "string") and (.status | type == "string"))' \
+			<<<"$json" >/dev/null || echo "list: $json" >>"$out"
+		for id in $(jq -r '.[].id' <<<"$json" | shuf -n 5); do
+			"$MOAT_BINARY" --root "$MOAT_ROOT" state "$id" 2>&1 >/dev/null |
+				grep -v 'does not exist' >>"$out" || true
+		done
+	done
+	return 0
+}
+
+# cycle ID: create, start, wait for the exit, delete; a failure goes to $TEST_DIR/fail.ID
+cycle() {
+	local id=$1 err=$TEST_DIR/fail.$1
+	{
+		"$MOAT_BINARY" --root "$MOAT_ROOT" create --bundle "$BUNDLE" "$id" &&
+			"$MOAT_BINARY" --root "$MOAT_ROOT" start "$id" &&
+			for _ in $(seq 100); do
+				[[ $("$MOAT_BINARY" --root "$MOAT_ROOT" state "$id" | jq -r .status) == stopped ]] && break
+				sleep 0.1
+			done &&
+			"$MOAT_BINARY" --root "$MOAT_ROOT" delete "$id"
+	} </dev/null >/dev/null 2>"$err" 3>&- || echo "cycle $id failed" >>"$err"
+}
+
+@test "100 parallel runs and 100 parallel create/start/delete cycles on one state root, listed all along" {
+	local i pids=() watcher failures
+	watch_list "$TEST_DIR/watch" 3>&- &
+	watcher=$!
+	for i in $(seq 100); do
+		timeout 300 "$MOAT_BINARY" --root "$MOAT_ROOT" run --keep --bundle "$BUNDLE" "$CID-run-$i" \
+			</dev/null >/dev/null 2>"$TEST_DIR/fail.run-$i" 3>&- &
+		pids+=($!)
+		cycle "$CID-cycle-$i" 3>&- &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || echo "process $i: status $?" >>"$TEST_DIR/fail.wait"
+	done
+	touch "$TEST_DIR/stop"
+	wait "$watcher"
+	failures=$(cat "$TEST_DIR"/fail.* 2>/dev/null)
+	[[ -z $failures ]] || fail "failures: $failures"
+	[[ ! -s $TEST_DIR/watch ]] || fail "list and state meanwhile: $(head -n 20 "$TEST_DIR/watch")"
+
+	# every run left its container (--keep), stopped, once; every cycle deleted its own
+	run "$MOAT_BINARY" --root "$MOAT_ROOT" list --format json
+	assert_success
+	assert_equal "$(jq '[.[] | select(.id | test("-run-"))] | length' <<<"$output")" 100
+	assert_equal "$(jq '[.[].id] | unique | length' <<<"$output")" 100
+	assert_equal "$(jq '[.[] | select(.status != "stopped")] | length' <<<"$output")" 0
+	for i in $(seq 100); do
+		moat delete "$CID-run-$i"
+	done
+	assert_equal "$(loans_of_root)" 0
+	assert_equal "$(find "$MOAT_ROOT" -mindepth 1 -maxdepth 1 ! -name .seccomp-cache ! -name .new)" ''
+	assert_equal "$(ls -A "$MOAT_ROOT/.new")" ''
+	assert_equal "$(find /sys/fs/cgroup -maxdepth 6 -type d -name "$CID-*" 2>/dev/null)" ''
+	assert_no_residue "$CID"
+}
+
+# footprint: what moat leaves on the host that could grow run after run, one line each
+footprint() {
+	echo "state root files: $(find "$MOAT_ROOT" | wc -l)"
+	echo "loans: $(loans_of_root)"
+	echo "mounts: $(wc -l </proc/self/mountinfo)"
+	echo "cgroups: $(find /sys/fs/cgroup -maxdepth 6 -type d -name "$CID-*" 2>/dev/null | wc -l)"
+}
+
+@test "a soak: 1000 runs in a row leave the host as they found it" {
+	local i before
+	# each moat is a process of its own, so what could grow is what it leaves: files in the
+	# state root, loans, mounts, cgroups (a namespace kept alive needs a process or a mount)
+	moat run --bundle "$BUNDLE" "$CID-first"
+	before=$(footprint)
+	# (run in the foreground deletes the container once it has exited)
+	for i in $(seq 1000); do
+		"$MOAT_BINARY" --root "$MOAT_ROOT" run --bundle "$BUNDLE" "$CID-$i" </dev/null ||
+			fail "run $i failed"
+	done
+	assert_equal "$(footprint)" "$before"
+	assert_no_residue "$CID"
+}
