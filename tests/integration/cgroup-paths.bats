@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # linux.cgroupsPath: the default /moat/<id>, absolute and relative paths, and
 # the systemd slice:prefix:name form under --systemd-cgroup (mapped to the
-# path systemd would use; moat does not talk to systemd over D-Bus).
+# path systemd would use where systemd is not PID 1, as here; where it is,
+# the scope is systemd's, made over D-Bus: tests/testhost/systemd.bats).
+# And what a container with a cgroup namespace sees of the tree.
 #
 # A path is looked for in the hierarchies of $HIERS on cgroup v1 (and hybrid) hosts, and in
 # the one unified hierarchy on cgroup v2 (cgroup_dirs).
@@ -100,4 +102,29 @@ start_with_path() {
 @test "a systemd-looking cgroupsPath without --systemd-cgroup is a plain path under /moat" {
 	start_with_path "x-$CID.slice:pfx:name"
 	in_every_hierarchy "/moat/x-$CID.slice:pfx:name"
+}
+
+# The cgroup namespace is in moat's default spec. With the host's layout mounted at
+# /sys/fs/cgroup, the container's own cgroup is the root of every hierarchy it sees: not
+# /moat, not a sibling container, not the host's.
+@test "a container with a cgroup namespace sees only its own tree" {
+	local other=$CID-other
+	make_bundle
+	cfg_args sleep 300
+	CID=$other with_container_stdio moat run --detach --bundle "$BUNDLE" \
+		--pid-file "$(pid_file "$other")" "$other"
+	[[ -d $(cgroup_dirs pids)/moat/$other ]] || fail "the neighbour has no cgroup /moat/$other"
+	cfg_set '.mounts += [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup",
+		options: ["nosuid", "noexec", "nodev", "ro"]}]'
+	# shellcheck disable=SC2016 # expanded by the container's shell
+	run_sh 'echo "not-root: $(grep -cv ":/$" /proc/self/cgroup)"
+		echo "found: $(find /sys/fs/cgroup -name moat -o -name "*-other" -o -name "*.slice" | wc -l)"
+		for f in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/pids/cgroup.procs; do
+			[ -e "$f" ] && echo "root-procs-has-1: $(grep -cx 1 "$f")"
+		done; true'
+	assert_success
+	assert_line 'not-root: 0'
+	assert_line 'found: 0'
+	assert_line 'root-procs-has-1: 1'
+	moat delete --force "$other"
 }

@@ -371,10 +371,11 @@ HOOK_TEST=1"
 @test "a hook has only fds 0-2 and no blocked or ignored signal, even under run" {
 	make_waiting_container
 	# ls lists its own fds: 0-2 and the one it reads /proc/self/fd with,
-	# which is 3 only if nothing else is open.
-	# shellcheck disable=SC2016 # expanded by the hook's shell
+	# which is 3 only if nothing else is open. grep takes the shell's
+	# place and reads its own mask: the shell's mask, read from outside,
+	# can be caught mid-fork, when dash blocks every signal for a moment.
 	add_hook createRuntime /bin/sh sh -c \
-		'grep -E "^Sig(Blk|Ign):" /proc/$$/status >"$0/sigs"; exec >"$0/fds"; exec ls /proc/self/fd' \
+		'ls /proc/self/fd >"$0/fds"; exec grep -E "^Sig(Blk|Ign):" /proc/self/status >"$0/sigs"' \
 		"$HOOK_LOG"
 	run moat_run_detached
 	assert_success
