@@ -6,8 +6,8 @@
  * /rootfs (virtio-fs or 9p); for CONTAINER, its directory in the pod's share
  * is bound there instead, and the rest of the pod's share (the other members'
  * roots) is detached from its view. Then a tmpfs /dev goes in unless the config mounts
- * one, then the config's mounts in order, the minimal /dev, the read-only
- * remount, the hostname; last the rootfs moves over / and the process
+ * one, then the config's mounts in order, the minimal /dev, the readonly and
+ * masked paths, the read-only remount, the hostname; last the rootfs moves over / and the process
  * chroots into it (the initramfs is the kernel's rootfs, which pivot_root
  * cannot leave; what it holds is hidden under the new root and nothing in it
  * is reachable). Whoever joins that mount namespace later gets the rootfs as
@@ -414,6 +414,72 @@ static int make_mounts(int rootfd, const struct moat_msg_start *s, const int *sh
 	return 0;
 }
 
+/* ---- linux.readonlyPaths and linux.maskedPaths --------------------------------------------- */
+
+/* The path, resolved inside the rootfs; 0 with *ret_fd -1 when it does not exist. */
+static int open_existing(int rootfd, const char *path, int *ret_fd, moat_error *err)
+{
+	int r = moat_safe_open(rootfd, path, O_PATH, 0, 0, ret_fd, NULL);
+
+	if (r == -ENOENT) {
+		*ret_fd = -1;
+		return 0;
+	}
+	return r < 0 ? moat_error_set(err, -r, "open") : 0;
+}
+
+/* Bound onto itself with its submounts, the top mount read-only, as container mode does
+ * without mount_setattr. */
+static int readonly_one(int rootfd, const char *path, moat_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	char target[64];
+
+	if (open_existing(rootfd, path, &fd, err) < 0)
+		return moat_error_ret(err);
+	if (fd < 0)
+		return 0;
+	fd_path(target, sizeof(target), fd);
+	if (mount(target, target, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return moat_error_set(err, errno, "bind");
+	return mount_at(rootfd, path, NULL, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL, err);
+}
+
+/* A directory under an empty read-only tmpfs, anything else under the guest's /dev/null. */
+static int mask_one(int rootfd, const char *path, moat_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	char target[64];
+	struct stat st;
+
+	if (open_existing(rootfd, path, &fd, err) < 0)
+		return moat_error_ret(err);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0)
+		return moat_error_set(err, errno, "stat");
+	fd_path(target, sizeof(target), fd);
+	if (S_ISDIR(st.st_mode)
+		    ? mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			    "size=4k,nr_inodes=1") < 0
+		    : mount("/dev/null", target, NULL, MS_BIND, NULL) < 0)
+		return moat_error_set(err, errno, "mount");
+	return 0;
+}
+
+static int protect_paths(int rootfd, const struct moat_msg_start *s, moat_error *err)
+{
+	for (size_t i = 0; i < s->n_readonly; i++)
+		if (readonly_one(rootfd, s->readonly[i], err) < 0)
+			return moat_error_prefix(err, "linux.readonlyPaths[%zu] (%s)", i,
+						 s->readonly[i]);
+	for (size_t i = 0; i < s->n_masked; i++)
+		if (mask_one(rootfd, s->masked[i], err) < 0)
+			return moat_error_prefix(err, "linux.maskedPaths[%zu] (%s)", i,
+						 s->masked[i]);
+	return 0;
+}
+
 int agent_setup_rootfs(const struct agent_config *cfg, const struct moat_msg_start *s,
 		       int *ret_devpts, moat_error *err)
 {
@@ -432,6 +498,8 @@ int agent_setup_rootfs(const struct agent_config *cfg, const struct moat_msg_sta
 	if (r < 0)
 		return r;
 	r = populate_dev(rootfd, err);
+	if (r == 0)
+		r = protect_paths(rootfd, s, err);
 	if (r < 0)
 		return r;
 	devpts = open_devpts(rootfd);

@@ -354,7 +354,9 @@ static const struct object interface_object = { sizeof(struct moat_proto_interfa
 	{ 4, K_BOOL, 0, 0, "root_readonly", M(start, root_readonly), NO_OFF, NO_OFF, 0, 1, 0, NULL }, \
 	{ 5, K_OBJ, 0, 0, "winsize", M(start, winsize), NO_OFF, M(start, has_winsize), 0, 0, 0, &winsize_object }, \
 	{ 6, K_U32, F_MASK, 0, "namespaces", M(start, namespaces), NO_OFF, NO_OFF, 0, MOAT_PROTO_NAMESPACES, 0, NULL }, \
-	{ 7, K_OBJ, 0, 0, "resources", M(start, resources), NO_OFF, M(start, has_resources), 0, 0, 0, &resources_object }
+	{ 7, K_OBJ, 0, 0, "resources", M(start, resources), NO_OFF, M(start, has_resources), 0, 0, 0, &resources_object }, \
+	{ 11, K_STR, F_LIST, S_PATH, "masked", M(start, masked), M(start, n_masked), NO_OFF, 1, MOAT_PROTO_MAX_PATH, MOAT_PROTO_MAX_MOUNTS, NULL }, \
+	{ 12, K_STR, F_LIST, S_PATH, "readonly", M(start, readonly), M(start, n_readonly), NO_OFF, 1, MOAT_PROTO_MAX_PATH, MOAT_PROTO_MAX_MOUNTS, NULL }
 static const struct field start_fields[] = {
 	CONTAINER_FIELDS,
 	{ 8, K_U64, 0, 0, "realtime", M(start, realtime_ns), NO_OFF, M(start, has_realtime), 1, UINT64_MAX, 0, NULL },

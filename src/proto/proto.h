@@ -59,6 +59,13 @@
  *                               network interface of the container's, whose traffic
  *                               the guest's virtio-net devices carry, in order (see
  *                               INTERFACE; docs/microvm-network.md)
+ *             11 masked         string, list, at most MOAT_PROTO_MAX_MOUNTS: absolute
+ *                               paths (linux.maskedPaths) covered once the mounts are
+ *                               made, a directory by an empty read-only tmpfs, anything
+ *                               else by /dev/null; a missing one is left alone
+ *             12 readonly       string, list, at most MOAT_PROTO_MAX_MOUNTS: absolute
+ *                               paths (linux.readonlyPaths) bound onto themselves
+ *                               read-only before the masks; a missing one is left alone
  *   EXEC     (0x02, id = new process)  run one more process in a container.
  *              1 process        object, required
  *              2 winsize        object: initial terminal size
@@ -74,7 +81,8 @@
  *   SHUTDOWN (0x06, id = 0)  kill every process, sync, power off. No fields.
  *   CONTAINER (0x07, id = its first process)  make one more container, a member of the
  *            pod that START's workload holds (docs/microvm-network.md), and run its
- *            process. Fields 1..7 as in START (interface and realtime are START's only), and:
+ *            process. Fields 1..7, 11 and 12 as in START (interface and realtime are
+ *            START's only), and:
  *             10 name           text, 1..MOAT_PROTO_MAX_NAME, required: the container's
  *                               directory in the pod's share (MOAT_PROTO_POD_TAG), which
  *                               holds its rootfs and the host's binds in it; a file name,
@@ -439,6 +447,10 @@ struct moat_msg_start {
 	struct moat_proto_interface *interfaces;
 	size_t n_interfaces;
 	char *name; /* CONTAINER only: its directory in the pod's share */
+	char **masked; /* linux.maskedPaths */
+	size_t n_masked;
+	char **readonly; /* linux.readonlyPaths */
+	size_t n_readonly;
 };
 
 struct moat_msg_exec {

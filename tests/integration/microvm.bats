@@ -79,6 +79,33 @@ guest_release() {
 	assert_line --regexp '^Seccomp:[[:space:]]+2$'
 }
 
+# The agent once ignored both lists, and the guest's /proc/timer_list and /proc/interrupts
+# were readable (tests/redteam/host-reach.bats found it).
+@test "microvm: linux.maskedPaths and linux.readonlyPaths apply in the guest, as in a container" {
+	mkdir -p "$BUNDLE/rootfs/srv/secret" "$BUNDLE/rootfs/srv/ro"
+	echo hidden >"$BUNDLE/rootfs/srv/secret/key"
+	echo hidden >"$BUNDLE/rootfs/srv/file"
+	cfg_set '.linux.maskedPaths += ["/srv/secret", "/srv/file", "/srv/missing"]
+		| .linux.readonlyPaths += ["/srv/ro"]'
+	run_sh 'echo "timer_list: $(wc -c </proc/timer_list)"
+		echo "interrupts: $(wc -c </proc/interrupts)"
+		echo "firmware: $(ls -A /sys/firmware | wc -l)"
+		echo "secret: $(ls -A /srv/secret | wc -l)"
+		echo "file: $(wc -c </srv/file)"
+		{ echo 1 >/proc/sys/kernel/domainname; } 2>&1
+		{ touch /srv/ro/x; } 2>&1
+		touch /srv/rw && echo rw-ok'
+	assert_success
+	assert_line 'timer_list: 0'
+	assert_line 'interrupts: 0'
+	assert_line 'firmware: 0'
+	assert_line 'secret: 0'
+	assert_line 'file: 0'
+	assert_line --regexp 'domainname: Read-only file system'
+	assert_line --regexp "/srv/ro/x.*Read-only file system"
+	assert_line rw-ok
+}
+
 @test "microvm: moat kill reaches the workload; moat state shows the isolation and accelerator" {
 	cfg_sh 'trap "echo got TERM; exit 7" TERM; echo ready; while :; do sleep 1; done'
 	moat_run_detached

@@ -117,7 +117,7 @@ spec_here() {
 
 @test "default spec: /proc/kcore and friends are masked, /proc/sys is read-only" {
 	spec_here
-	for p in /proc/kcore /proc/keys /proc/timer_list /sys/firmware; do
+	for p in /proc/kcore /proc/keys /proc/timer_list /proc/interrupts /sys/firmware; do
 		jq -e --arg p "$p" '.linux.maskedPaths | index($p) != null' "$CONFIG" >/dev/null ||
 			fail "$p is not in maskedPaths"
 	done

@@ -197,6 +197,9 @@ static struct sock_filter prog[] = {
 	{ 0x06, 0, 0, 0x00050001 }, /* ret ERRNO(EPERM) */
 	{ 0x06, 0, 0, 0x7fff0000 }, /* ret ALLOW */
 };
+static char *masked[] = { "/proc/kcore", "/sys/firmware" };
+static char *readonly[] = { "/proc/sys" };
+
 static struct moat_proto_mount mounts[] = {
 	{ "proc", "proc", "/proc", 0xe, NULL },
 	{ "tmpfs", "tmpfs", "/dev/shm", 0x6, "mode=1777,size=65536k" },
@@ -254,6 +257,10 @@ static struct moat_msg full_start(void)
 	m.u.start.mounts = mounts;
 	m.u.start.n_mounts = MOAT_ARRAY_SIZE(mounts);
 	m.u.start.hostname = "box";
+	m.u.start.masked = masked;
+	m.u.start.n_masked = MOAT_ARRAY_SIZE(masked);
+	m.u.start.readonly = readonly;
+	m.u.start.n_readonly = MOAT_ARRAY_SIZE(readonly);
 	m.u.start.root_readonly = true;
 	m.u.start.has_winsize = true;
 	m.u.start.winsize.rows = 24;
@@ -340,6 +347,10 @@ static void test_round_trip_start_full(void **state)
 			assert_null(out.u.start.mounts[i].data);
 	}
 	assert_string_equal(out.u.start.hostname, "box");
+	assert_int_equal(out.u.start.n_masked, MOAT_ARRAY_SIZE(masked));
+	assert_string_equal(out.u.start.masked[1], "/sys/firmware");
+	assert_int_equal(out.u.start.n_readonly, 1);
+	assert_string_equal(out.u.start.readonly[0], "/proc/sys");
 	assert_true(out.u.start.root_readonly);
 	assert_true(out.u.start.has_winsize);
 	assert_int_equal(out.u.start.winsize.rows, 24);
@@ -1169,6 +1180,8 @@ static void test_reject_mounts_and_start(void **state)
 	REJECT_START(mount_entry(&p, "", "proc", "/proc"),
 		     "START: mount[0].type: length 0 out of range");
 	REJECT_START(tlv_str(&p, 3, ""), "START: hostname: length 0 out of range 1..64");
+	REJECT_START(tlv_str(&p, 11, "proc/kcore"), "START: masked[0]: not an absolute path");
+	REJECT_START(tlv_str(&p, 12, ""), "START: readonly[0]: length 0 out of range");
 	REJECT_START((tlv_int(&p, 4, 1, 1), tlv_int(&p, 4, 1, 1)),
 		     "START: root_readonly: given twice");
 	REJECT_START((tlv_int(&w, 1, 24, 2), tlv_buf(&p, 5, &w)), "START: winsize.cols: missing");

@@ -71,7 +71,7 @@ static const char default_config[] =
 	"  \"maskedPaths\": [\"/proc/acpi\", \"/proc/asound\", \"/proc/kcore\", \"/proc/keys\","
 	"                    \"/proc/latency_stats\", \"/proc/timer_list\", \"/proc/timer_stats\","
 	"                    \"/proc/sched_debug\", \"/proc/scsi\", \"/sys/firmware\","
-	"                    \"/sys/devices/virtual/powercap\"],"
+	"                    \"/sys/devices/virtual/powercap\", \"/proc/interrupts\"],"
 	"  \"readonlyPaths\": [\"/proc/bus\", \"/proc/fs\", \"/proc/irq\", \"/proc/sys\","
 	"                      \"/proc/sysrq-trigger\"]"
 	"}"

@@ -256,6 +256,13 @@ int moat_vm_start_build(const struct oci_config *cfg, const struct moat_seccomp 
 	}
 	m.namespaces = guest_namespaces(cfg);
 	m.hostname = cfg->hostname;
+	if (cfg->linux != NULL) {
+		/* borrowed, as the hostname is: the agent applies them as container mode does */
+		m.masked = cfg->linux->masked_paths;
+		m.n_masked = cfg->linux->masked_paths_len;
+		m.readonly = cfg->linux->readonly_paths;
+		m.n_readonly = cfg->linux->readonly_paths_len;
+	}
 	m.root_readonly = cfg->root && cfg->root->readonly;
 	if (cs != NULL && cfg->process->terminal) {
 		m.has_winsize = true;
