@@ -4,7 +4,8 @@
 #
 # Runs every cmocka unit test binary named in UNIT_TESTS (paths relative to
 # the current directory, normally the build directory) with TAP output, then
-# every tests/integration/*.bats file and every tests/engines/*.bats file (real Podman,
+# every tests/integration/*.bats file, every tests/redteam/*.bats file (attacks on moat,
+# tests/redteam/README.md) and every tests/engines/*.bats file (real Podman,
 # containerd and Docker running moat), with `bats --tap`, and the cgroup v2 test host
 # (tests/testhost/run.sh: a VM with systemd as PID 1 running some of those files again),
 # which boots first and runs beside the rest: its bats files run one test at a time, so
@@ -158,7 +159,8 @@ run_bats() {
 
 bats_files=()
 last_files=()
-for f in "$here"/integration/[!z]*.bats "$here"/integration/z[!z]*.bats "$here"/engines/*.bats; do
+for f in "$here"/integration/[!z]*.bats "$here"/integration/z[!z]*.bats "$here"/redteam/*.bats \
+	"$here"/engines/*.bats; do
 	[[ -e $f ]] || continue
 	selected "$(basename "$f")" && bats_files+=("$f")
 done
