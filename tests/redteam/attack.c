@@ -304,6 +304,41 @@ static void kmsg(struct outcome *o)
 	refused(o, syscall(SYS_syslog, 10, NULL, 0), "syslog(SIZE_BUFFER)");
 }
 
+/* Device nodes in /dev and its subdirectories beyond the standard ones: a disk, a virtio
+ * port or console of the VM's (vport*, hvc*), vsock, kvm, mem. */
+static void dev_scan(struct outcome *o)
+{
+	static const char *const allowed[] = { "null", "zero", "full", "random", "urandom", "tty",
+					       "ptmx", "console", NULL };
+	struct dirent *de;
+	DIR *d = opendir("/dev");
+	int n = 0;
+
+	tried(o, "/dev for device nodes beyond null, zero, full, random, urandom, tty, ptmx and "
+		 "console");
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		struct stat st;
+		char p[300];
+		size_t i;
+
+		snprintf(p, sizeof(p), "/dev/%s", de->d_name);
+		if (lstat(p, &st) < 0 || !(S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
+			continue;
+		for (i = 0; allowed[i] != NULL && strcmp(allowed[i], de->d_name) != 0; i++)
+			;
+		if (allowed[i] == NULL) {
+			verdict(o, true, "%s is a device %u:%u", p, major(st.st_rdev),
+				minor(st.st_rdev));
+			closedir(d);
+			return;
+		}
+		n++;
+	}
+	if (d != NULL)
+		closedir(d);
+	verdict(o, false, "only the %d standard devices", n);
+}
+
 /* ---- privilege ---------------------------------------------------------------------------- */
 
 static void mknod_char(struct outcome *o)
@@ -918,6 +953,7 @@ static const struct {
 	{ "kernel-reads", kernel_reads },
 	{ "interrupts", interrupts },
 	{ "kmsg", kmsg },
+	{ "dev-scan", dev_scan },
 	{ "mknod-char", mknod_char },
 	{ "mknod-block", mknod_block },
 	{ "mount", do_mount },

@@ -1,12 +1,14 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Red team, host reach: a workload under moat's default policy looks for the host's files,
-# its kernel's secrets and its control files, in a container and in a microVM (TCG).
+# its kernel's secrets, its control files and its devices (a microVM's virtio ports and
+# consoles), in a container and in a microVM (TCG).
 
 load ../integration/helpers
 load redteam
 
-CASES="proc-roots mountinfo cgroup-procs sys-write core-pattern sysrq kernel-reads interrupts kmsg"
+CASES="proc-roots mountinfo cgroup-procs sys-write core-pattern sysrq kernel-reads interrupts kmsg
+	dev-scan"
 
 setup_file() {
 	redteam_setup_file
@@ -34,3 +36,5 @@ teardown_file() {
 @test "host reach: /proc/interrupts reads empty (microvm)" { contained microvm interrupts; }
 @test "host reach: /dev/kmsg and syslog(2) are refused (container)" { contained container kmsg; }
 @test "host reach: /dev/kmsg and syslog(2) are refused (microvm)" { contained microvm kmsg; }
+@test "host reach: /dev has no disk, VM port, console, vsock or other device beyond the standard ones (container)" { contained container dev-scan; }
+@test "host reach: /dev has no disk, VM port, console, vsock or other device beyond the standard ones (microvm)" { contained microvm dev-scan; }
