@@ -31,7 +31,8 @@ struct moat_vm_relay {
 	const struct moat_msg_start *start; /* sent on READY */
 	pid_t vmm;                          /* QEMU: its end ends the session */
 	int exec_fd;                        /* listening socket for moat exec (vm-exec.h), or -1 */
-	int boot_timeout_ms;                /* READY must come within this */
+	int boot_timeout_ms;                /* READY must come within this, not counting
+					     * the time QEMU waited for a CPU */
 };
 
 /* Run the session to its end; *ret_code is the workload's exit code. A guest that breaks
