@@ -62,10 +62,14 @@ enum {
 	/* After SHUTDOWN: how long what is queued for the host may take to
 	 * go before the guest powers off anyway. */
 	AGENT_STOP_FLUSH_MS = 1000,
-	/* How long to wait for the host to connect to the port at boot. */
-	AGENT_CONNECT_WAIT_MS = 60000,
-	/* How long to wait for the port's device node at boot. */
-	AGENT_PORT_WAIT_MS = 5000,
+	/* How long to wait, at boot, for the host to connect to the port and for the port's
+	 * device node. The host's boot deadline (vm-relay.c) is what ends a boot that does not
+	 * come up; these only keep an agent from waiting forever. They are long: the guest's
+	 * clock is the host's, and on a loaded host (twenty TCG guests on two cores) a guest
+	 * may get a few seconds of CPU in a minute; an agent that gave up after 5 s powered
+	 * its guest off mid-boot. */
+	AGENT_CONNECT_WAIT_MS = 600000,
+	AGENT_PORT_WAIT_MS = 600000,
 	/* Stdin bytes consumed before a CREDIT is sent (also sent whenever a
 	 * process's stdin queue empties). */
 	AGENT_CREDIT_BATCH = 16 << 10,

@@ -130,6 +130,23 @@ static int send_msg(struct relay *s, const struct moat_msg *m)
 	return 0;
 }
 
+static int vmm_died(struct relay *s, int status);
+
+/* The guest's end closed: QEMU is gone or going, and how it ended says more than EPIPE. */
+static int guest_closed(struct relay *s, int e)
+{
+	int status;
+
+	for (int i = 0; i < 40 && s->r->vmm > 0; i++) {
+		if (waitpid(s->r->vmm, &status, WNOHANG) == s->r->vmm) {
+			s->r->vmm = 0;
+			return vmm_died(s, status);
+		}
+		usleep(50 * 1000);
+	}
+	return moat_error_set(s->err, e, "microvm: write to the guest");
+}
+
 static int flush_out(struct relay *s)
 {
 	while (s->out.len > 0) {
@@ -137,6 +154,8 @@ static int flush_out(struct relay *s)
 
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return 0;
+		if (n < 0 && (errno == EPIPE || errno == ECONNRESET))
+			return guest_closed(s, errno);
 		if (n < 0)
 			return moat_error_set(s->err, errno, "microvm: write to the guest");
 		moat_buf_consume(&s->out, (size_t)n);
