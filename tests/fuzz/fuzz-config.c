@@ -8,6 +8,8 @@
  * and under compat (which lets through what hardened refuses early). The state root is a
  * directory there too, so compiled seccomp profiles are cached where the next input finds
  * them. Whatever the config says, a check must not crash, and a refusal must say why.
+ * What the check reads of the host, it reads here too: namespace paths are opened
+ * read-only, bind sources and hook paths resolved, /dev/kvm and QEMU looked up.
  *
  *   make fuzz-config    (clang -fsanitize=fuzzer,address,undefined)
  *   tests/fuzz/fuzz-config -max_total_time=60 CORPUS_DIR

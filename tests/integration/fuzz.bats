@@ -14,7 +14,7 @@ setup_file() {
 	ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 	[[ -f $ROOT/Makefile ]] || skip "not a configured build tree: $ROOT"
 	# built once for every test, within the file's time rather than the first test's
-	make -s -C "$ROOT" fuzz >"$BATS_FILE_TMPDIR/build.log" 2>&1 ||
+	make -s -j2 -C "$ROOT" fuzz >"$BATS_FILE_TMPDIR/build.log" 2>&1 ||
 		echo "make fuzz failed: $(tail -5 "$BATS_FILE_TMPDIR/build.log")" >"$BATS_FILE_TMPDIR/build-failed"
 }
 
