@@ -21,7 +21,8 @@
 # Environment:
 #   MOAT_BINARY  absolute path of the moat binary under test
 #                (default: ./moat in the current directory)
-#   UNIT_TESTS   space-separated unit test binaries
+#   UNIT_TESTS   space-separated unit test binaries (`make check` names each twice: the
+#                plain build's, tests/unit/test-*, and the ASan+UBSan one's, tests/sanitize/test-*)
 #   TESTS        optional glob: run only the bats files (and unit tests)
 #                whose name, with or without .bats, matches it, e.g.
 #                TESTS=lifecycle or TESTS='hard*'

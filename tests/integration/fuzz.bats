@@ -1,15 +1,28 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The parsers that read what an untrusted side sends, under libFuzzer for a bounded time
-# (clang's -fsanitize=fuzzer,address,undefined): the egress proxy's request parser, which
-# reads a sandbox's client, and the host/guest protocol decoder, which reads a guest.
+# Every parser of what moat reads, under libFuzzer for a bounded time (clang's
+# -fsanitize=fuzzer,address,undefined; `make fuzz`, tests/fuzz/): what an untrusted side
+# sends (the egress proxy's requests, the host/guest protocol), a bundle's config.json through
+# everything create checks, a seccomp profile compiled to BPF, the policy file, a mount's
+# options, state.json and linux.cgroupsPath. Each runs 15 s from a copy of its corpus in
+# tests/fuzz/corpus/<name>/ (`make fuzz-long` runs them for longer).
 
 load helpers
+
+setup_file() {
+	command -v clang >/dev/null || skip "clang is not installed (.ci/run installs it)"
+	ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+	[[ -f $ROOT/Makefile ]] || skip "not a configured build tree: $ROOT"
+	# built once for every test, within the file's time rather than the first test's
+	make -s -j2 -C "$ROOT" fuzz >"$BATS_FILE_TMPDIR/build.log" 2>&1 ||
+		echo "make fuzz failed: $(tail -5 "$BATS_FILE_TMPDIR/build.log")" >"$BATS_FILE_TMPDIR/build-failed"
+}
 
 setup() {
 	command -v clang >/dev/null || skip "clang is not installed (.ci/run installs it)"
 	ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 	[[ -f $ROOT/Makefile ]] || skip "not a configured build tree: $ROOT"
+	[[ ! -e $BATS_FILE_TMPDIR/build-failed ]] || fail "$(cat "$BATS_FILE_TMPDIR/build-failed")"
 	moat_setup
 }
 
@@ -17,29 +30,46 @@ teardown() {
 	moat_teardown
 }
 
-# fuzz TARGET BINARY SEEDS...: build TARGET, run it for 30 s from the seeds
+# fuzz NAME: run tests/fuzz/fuzz-NAME for 15 s from a copy of its corpus; the files it
+# writes go under the test's directory too
 fuzz() {
-	local target=$1 bin=$ROOT/$2 corpus=$TEST_DIR/corpus-$1 i=0
-	shift 2
-	make -s -C "$ROOT" "$target" >"$TEST_DIR/build.log" 2>&1 || fail "make $target: $(tail -5 "$TEST_DIR/build.log")"
-	mkdir -p "$corpus"
-	for seed in "$@"; do
-		printf '%b' "$seed" >"$corpus/seed-$((i++))"
-	done
-	run "$bin" -max_total_time=30 -rss_limit_mb=1024 -artifact_prefix="$TEST_DIR/" "$corpus"
-	[[ $status == 0 ]] || fail "$target found a crash: $(grep -a -m3 'ERROR\|SUMMARY\|Test unit written' <<<"$output")"
-	[[ $output == *"Done "*" runs in "* ]] || fail "$target did not run: $(tail -3 <<<"$output")"
+	local name=$1 corpus=$TEST_DIR/corpus-$1
+	cp -r "$ROOT/tests/fuzz/corpus/$name" "$corpus"
+	mkdir -p "$TEST_DIR/tmp"
+	run env TMPDIR="$TEST_DIR/tmp" "$ROOT/tests/fuzz/fuzz-$name" -max_total_time=15 \
+		-rss_limit_mb=2048 -artifact_prefix="$TEST_DIR/" "$corpus"
+	[[ $status == 0 ]] || fail "fuzz-$name found a crash: $(grep -a -m3 'ERROR\|SUMMARY\|Test unit written' <<<"$output")"
+	[[ $output == *"Done "*" runs in "* ]] || fail "fuzz-$name did not run: $(tail -3 <<<"$output")"
 }
 
-@test "fuzz: the egress proxy's request parser, 30 s, no crash" {
-	fuzz fuzz-egress tests/fuzz/fuzz-egress \
-		'CONNECT up.test:80 HTTP/1.1\r\n\r\n' \
-		'CONNECT [::1]:8080 HTTP/1.1\r\nHost: x\r\n\r\nbody' \
-		'GET http://up.test/a?b HTTP/1.1\r\nHost: y\r\nProxy-Connection: k\r\n\r\n' \
-		'POST http://a.cdn.test:443/ HTTP/1.0\n\n' \
-		'A B HTTP\n\n'
+@test "fuzz: the egress proxy's request parser, 15 s, no crash" {
+	fuzz egress
 }
 
-@test "fuzz: the host/guest protocol decoder, 30 s, no crash" {
-	fuzz fuzz-proto tests/guest/fuzz-proto '\x00' '\x01'
+@test "fuzz: the host/guest protocol decoder, 15 s, no crash" {
+	fuzz proto
+}
+
+@test "fuzz: config.json through every check of create, 15 s, no crash" {
+	fuzz config
+}
+
+@test "fuzz: the seccomp compiler, profile to BPF, 15 s, no crash" {
+	fuzz seccomp
+}
+
+@test "fuzz: the policy file's parser, 15 s, no crash" {
+	fuzz policy
+}
+
+@test "fuzz: a mount's options, 15 s, no crash" {
+	fuzz mount-options
+}
+
+@test "fuzz: state.json, 15 s, no crash" {
+	fuzz state
+}
+
+@test "fuzz: the cgroup path mapper (and systemd's slice:prefix:name), 15 s, no crash" {
+	fuzz cgroup-path
 }

@@ -412,6 +412,7 @@ static void test_resolve_path(void **state)
 		"'system.slice:moat:'");
 	refuses("system:moat:abc", "x", true,
 		"linux.cgroupsPath: 'system' is not a slice (name.slice)");
+	refuses(".slice:p:n", "x", true, "linux.cgroupsPath: '.slice' is not a valid slice name");
 	refuses("a--b.slice:p:n", "x", true,
 		"linux.cgroupsPath: 'a--b.slice' is not a valid slice name");
 	refuses("system.slice:p:../n", "x", true,

@@ -81,7 +81,7 @@ static int expand_slice(const char *slice, char **ret, moat_error *err)
 		*ret = xstrdup("");
 		return 0;
 	}
-	if (strchr(slice, '/') != NULL || slice[0] == '-' || slice[base - 1] == '-' ||
+	if (base == 0 || strchr(slice, '/') != NULL || slice[0] == '-' || slice[base - 1] == '-' ||
 	    strstr(slice, "--") != NULL)
 		return moat_error_msg(err, EINVAL, "'%s' is not a valid slice name", slice);
 	out = xstrdup("");

@@ -39,6 +39,11 @@ struct moat_create_opts {
  * master (else -1); ret_console may be NULL when the caller cannot relay. */
 int moat_container_create(const struct moat_create_opts *o, pid_t *ret_pid, int *ret_console,
 			  moat_error *err);
+/* What create does before it makes anything, and nothing more: read the bundle's config,
+ * apply the policy, check every field, compile linux.seccomp (through the cache under
+ * o->root), choose the isolation. Nothing is made, no process started; for tests and
+ * tests/fuzz/fuzz-config.c. */
+int moat_container_check(const struct moat_create_opts *o, moat_error *err);
 /* Let a created container's init exec the user program. */
 int moat_container_start(const char *root, const char *id, moat_error *err);
 /* How `run` runs a container. */

@@ -866,15 +866,23 @@ static int take_network(struct build *b, moat_error *err)
 	return 0;
 }
 
-/* create's phases: first what only reads (the config, the policy, the checks), then what
- * makes; a failure leaves what was made so far for undo(). */
+/* create's phases that only read: the config, the policy, the checks, the isolation. */
+static int plan(struct build *b, moat_error *err)
+{
+	if (moat_validate_new_id(b->o->id, err) < 0 || load_config(b, err) < 0 ||
+	    apply_policy(b, err) < 0 || check_config(b, err) < 0 || check_egress(b, err) < 0 ||
+	    check_isolation(b, err) < 0)
+		return moat_error_ret(err);
+	return 0;
+}
+
+/* create's phases: first what only reads (plan), then what makes; a failure leaves what was
+ * made so far for undo(). */
 static int build(struct build *b, moat_error *err)
 {
 	const struct moat_create_opts *o = b->o;
 
-	if (moat_validate_new_id(o->id, err) < 0 || load_config(b, err) < 0 ||
-	    apply_policy(b, err) < 0 || check_config(b, err) < 0 || check_egress(b, err) < 0 ||
-	    check_isolation(b, err) < 0)
+	if (plan(b, err) < 0)
 		return moat_error_ret(err);
 	if (moat_state_dir_create(o->root, o->id, &b->dirfd, err) < 0)
 		return moat_error_ret(err);
@@ -915,14 +923,31 @@ static int build(struct build *b, moat_error *err)
 	return 0;
 }
 
+static void build_init(struct build *b, const struct moat_create_opts *o)
+{
+	*b = (struct build){ .o = o, .dirfd = -1, .fifo_fd = -1, .console = -1, .sync_fd = -1 };
+	for (int k = 0; k < MOAT_NS_COUNT; k++)
+		b->ns.join_fd[k] = -1;
+}
+
+int moat_container_check(const struct moat_create_opts *o, moat_error *err)
+{
+	struct build b;
+	int r;
+
+	build_init(&b, o);
+	r = plan(&b, err);
+	build_free(&b);
+	return r;
+}
+
 int moat_container_create(const struct moat_create_opts *o, pid_t *ret_pid, int *ret_console,
 			  moat_error *err)
 {
-	struct build b = { .o = o, .dirfd = -1, .fifo_fd = -1, .console = -1, .sync_fd = -1 };
+	struct build b;
 	int r;
 
-	for (int k = 0; k < MOAT_NS_COUNT; k++)
-		b.ns.join_fd[k] = -1;
+	build_init(&b, o);
 	r = build(&b, err);
 	if (r < 0) {
 		undo(&b);

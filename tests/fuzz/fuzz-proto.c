@@ -6,9 +6,8 @@
  * broken one. Every message that decodes must encode again, and that encoding
  * must decode and encode to the same bytes (the encoding is canonical).
  *
- *   make fuzz-proto     (clang -fsanitize=fuzzer,address,undefined: this file,
- *                        src/proto/proto.c, src/libmoat/base/error.c and utils.c)
- *   tests/guest/fuzz-proto -max_total_time=60 CORPUS_DIR
+ *   make fuzz-proto     (clang -fsanitize=fuzzer,address,undefined)
+ *   tests/fuzz/fuzz-proto -max_total_time=60 CORPUS_DIR
  */
 #include <stdint.h>
 #include <stdlib.h>
