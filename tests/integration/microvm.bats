@@ -316,13 +316,18 @@ got-TERM"
 # Issue 14 (1): the kernel leaves lo down in a new network namespace, the guest's too; the
 # agent brings it up at boot, as runc does in a container's.
 @test "microvm: the guest's lo is up: a TCP listener on 127.0.0.1 is reached from the guest" {
+	# (the listener's stdin stays open: at EOF on it busybox nc may end the connection
+	# before what the client sent has arrived; it then waits for the data, not for the
+	# listener, which ends with the workload)
 	cfg_sh 'ip link show lo
-		nc -l -p 7777 >/tmp/got &
+		sleep 60 | nc -l -p 7777 >/tmp/got &
 		i=0
 		until echo over-lo | nc 127.0.0.1 7777 2>/dev/null; do
 			i=$((i + 1)); [ $i -lt 100 ] || { echo "no connection"; exit 9; }; sleep 0.1
 		done
-		wait; cat /tmp/got'
+		i=0
+		until [ -s /tmp/got ] || [ $i -ge 100 ]; do i=$((i + 1)); sleep 0.1; done
+		cat /tmp/got'
 	run_moat run --bundle "$BUNDLE" "$CID"
 	assert_success
 	assert_line --regexp '^1: lo: <LOOPBACK,UP,LOWER_UP>'
