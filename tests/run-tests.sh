@@ -8,8 +8,8 @@
 # tests/redteam/README.md) and every tests/engines/*.bats file (real Podman,
 # containerd and Docker running moat), with `bats --tap`, and the cgroup v2 test host
 # (tests/testhost/run.sh: a VM with systemd as PID 1 running some of those files again),
-# which boots first and runs beside the rest: its bats files run one test at a time, so
-# its VM keeps about one core busy, and the host's files leave the other one mostly idle.
+# which boots first and runs beside the rest: its VM runs two bats files at a time under
+# QEMU's multi-threaded TCG, and shares the two cores with the host's files.
 # Its results are shown once it is done, before the integration files named zz-* (the
 # residue checks), which run last. The other output streams through; the runner counts
 # the TAP results across everything and ends with exactly one line:
@@ -111,13 +111,15 @@ tally() {
 	fi
 }
 
-# run_one LABEL COMMAND...: run a test program, stream its output, tally it.
+# run_one LABEL COMMAND...: run a test program, stream its output, tally it, and say how
+# long it took (what the suite's budget is made of; nothing asserts on it).
 run_one() {
-	local label=$1 status
+	local label=$1 status started=$SECONDS
 	shift
 	echo "# --- $label"
 	"$@" 2>&1 | tee "$log"
 	status=${PIPESTATUS[0]}
+	echo "# --- $label: $((SECONDS - started)) s"
 	tally "$label" "$status"
 }
 
@@ -182,10 +184,11 @@ fi
 run_bats "${bats_files[@]}"
 
 if [[ -n $testhost_pid ]]; then
+	waited=$SECONDS
 	wait "$testhost_pid"
 	testhost_status=$?
 	testhost_pid=
-	echo "# --- testhost"
+	echo "# --- testhost (the host's files were done $((SECONDS - waited)) s before it; $SECONDS s since the start)"
 	tee "$log" <"$testhost_out"
 	rm -f "$testhost_out"
 	tally testhost "$testhost_status"
