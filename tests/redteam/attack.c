@@ -31,6 +31,7 @@
 #include <sys/mount.h>
 #include <sys/shm.h>
 #include <sys/un.h>
+#include <linux/vm_sockets.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -938,6 +939,202 @@ static void peer_abstract(struct outcome *o)
 	close(fd);
 }
 
+/* ---- the VMM's side: ports and sockets ---------------------------------------------------- */
+
+/* Every virtio-serial port and hvc console the kernel has is out of reach: the agent holds
+ * the guest's ports, and the workload's /dev has none of them, nor may it make one. */
+static void vport_scan(struct outcome *o)
+{
+	DIR *d = opendir("/sys/class/virtio-ports");
+	struct dirent *de;
+	char p[300], dev[32];
+	unsigned maj, min, listed = 0;
+	int fd;
+
+	tried(o, "to open each virtio port and hvc console (/sys/class/virtio-ports, /dev/vport*, "
+		 "/dev/hvc0-7), and to mknod each port's number");
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		listed++;
+		snprintf(p, sizeof(p), "/dev/%s", de->d_name);
+		if ((fd = open(p, O_RDWR | O_NONBLOCK | O_CLOEXEC)) >= 0) {
+			close(fd);
+			closedir(d);
+			verdict(o, true, "%s opened", p);
+			return;
+		}
+		snprintf(p, sizeof(p), "/sys/class/virtio-ports/%s/dev", de->d_name);
+		if ((f = fopen(p, "re")) == NULL)
+			continue;
+		if (fgets(dev, sizeof(dev), f) != NULL && sscanf(dev, "%u:%u", &maj, &min) == 2 &&
+		    mknod("/tmp/redteam-vport", S_IFCHR | 0600, makedev(maj, min)) == 0) {
+			unlink("/tmp/redteam-vport");
+			fclose(f);
+			closedir(d);
+			verdict(o, true, "mknod of %s's number %u:%u", de->d_name, maj, min);
+			return;
+		}
+		fclose(f);
+	}
+	if (d != NULL)
+		closedir(d);
+	for (int i = 0; i < 8; i++) {
+		snprintf(p, sizeof(p), "/dev/hvc%d", i);
+		if ((fd = open(p, O_RDWR | O_NONBLOCK | O_CLOEXEC)) >= 0) {
+			close(fd);
+			verdict(o, true, "%s opened", p);
+			return;
+		}
+	}
+	verdict(o, false, "%u ports listed, none opened or made", listed);
+}
+
+/* No vsock: moat's guests have none (the agent talks over virtio-serial), and a container
+ * may not make the socket; if one were made, no port of the host or the guest answers. */
+static void vsock_scan(struct outcome *o)
+{
+	struct sockaddr_vm svm = { .svm_family = AF_VSOCK };
+	static const unsigned cids[] = { VMADDR_CID_HOST, VMADDR_CID_LOCAL, VMADDR_CID_ANY };
+	int fd;
+
+	tried(o, "AF_VSOCK connects to ports 0-255 of the host (CID 2), CID 1 and any CID");
+	fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		verdict(o, false, "no vsock socket: %s", strerrorname_np(errno));
+		return;
+	}
+	close(fd);
+	for (size_t c = 0; c < sizeof(cids) / sizeof(cids[0]); c++)
+		for (unsigned port = 0; port < 256; port++) {
+			struct timeval wait = { 0, 20000 };
+
+			svm.svm_cid = cids[c];
+			svm.svm_port = port;
+			fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (fd >= 0)
+				setsockopt(fd, AF_VSOCK, SO_VM_SOCKETS_CONNECT_TIMEOUT_NEW, &wait,
+					   sizeof(wait));
+			if (fd >= 0 && connect(fd, (struct sockaddr *)&svm, sizeof(svm)) == 0) {
+				close(fd);
+				verdict(o, true, "connected to CID %u port %u", cids[c], port);
+				return;
+			}
+			if (fd >= 0)
+				close(fd);
+		}
+	verdict(o, false, "a socket was made, but no port answered");
+}
+
+/* connect_unix PATH LEN: a stream, then a datagram, connect to the unix address; true if
+ * either connected. */
+static bool connect_unix(const struct sockaddr_un *sun, socklen_t len)
+{
+	static const int types[] = { SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET };
+
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		int fd = socket(AF_UNIX, types[t] | SOCK_CLOEXEC, 0), rc;
+
+		if (fd < 0)
+			continue;
+		rc = connect(fd, (const struct sockaddr *)sun, len);
+		close(fd);
+		if (rc == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool connect_path(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return false;
+	memcpy(sun.sun_path, path, strlen(path));
+	return connect_unix(&sun, sizeof(sun));
+}
+
+/* A socket file under DIR (not /proc, /sys or /dev) that connects, into FOUND. */
+static bool socket_file_under(const char *dir, char *found, size_t len, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+	char p[512];
+	bool hit = false;
+
+	if (depth > 8 || strcmp(dir, "/proc") == 0 || strcmp(dir, "/sys") == 0 ||
+	    strcmp(dir, "/dev") == 0 || (d = opendir(dir)) == NULL)
+		return false;
+	while (!hit && (de = readdir(d)) != NULL) {
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, de->d_name);
+		if (lstat(p, &st) < 0)
+			continue;
+		if (S_ISSOCK(st.st_mode) && connect_path(p)) {
+			snprintf(found, len, "%s", p);
+			hit = true;
+		} else if (S_ISDIR(st.st_mode)) {
+			hit = socket_file_under(p, found, len, depth + 1);
+		}
+	}
+	closedir(d);
+	return hit;
+}
+
+/* The host's sockets (the supervisor's, named in REDTEAM_SOCKETS by the test), any socket
+ * file the workload can see, and every abstract socket of its network namespace
+ * (/proc/net/unix) refuse a connection: none is the VMM's, the supervisor's or the agent's. */
+static void host_sockets(struct outcome *o)
+{
+	char list[1024], found[512] = "", line[512];
+	const char *env = getenv("REDTEAM_SOCKETS");
+	unsigned abstract = 0;
+	FILE *f;
+
+	tried(o, "to connect to the supervisor's socket by its host path, to every socket file "
+		 "under /, and to every abstract socket in /proc/net/unix");
+	snprintf(list, sizeof(list), "%s", env != NULL ? env : "");
+	for (char *save = NULL, *p = strtok_r(list, ":", &save); p != NULL;
+	     p = strtok_r(NULL, ":", &save))
+		if (connect_path(p)) {
+			verdict(o, true, "connected to %s", p);
+			return;
+		}
+	if (socket_file_under("/", found, sizeof(found), 0)) {
+		verdict(o, true, "connected to %s", found);
+		return;
+	}
+	f = fopen("/proc/net/unix", "re");
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+		char *at = strchr(line, '@');
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+		size_t n;
+
+		if (at == NULL)
+			continue;
+		at[strcspn(at, "\n")] = '\0';
+		n = strlen(at + 1);
+		if (n >= sizeof(sun.sun_path) - 1)
+			continue;
+		abstract++;
+		memcpy(sun.sun_path + 1, at + 1, n);
+		if (connect_unix(&sun, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n))) {
+			fclose(f);
+			verdict(o, true, "connected to the abstract socket %s", at);
+			return;
+		}
+	}
+	if (f != NULL)
+		fclose(f);
+	verdict(o, false, "no socket connected (%u abstract ones listed)", abstract);
+}
+
 /* ---- the table ---------------------------------------------------------------------------- */
 
 static const struct {
@@ -987,6 +1184,9 @@ static const struct {
 	{ "peer-sysv", peer_sysv },
 	{ "peer-shm", peer_shm },
 	{ "peer-abstract", peer_abstract },
+	{ "vport-scan", vport_scan },
+	{ "vsock-scan", vsock_scan },
+	{ "host-sockets", host_sockets },
 };
 
 /* "ids": what a setuid or file-capability copy prints of itself. */
@@ -1004,6 +1204,35 @@ static int print_ids(void)
 	return 0;
 }
 
+/* "probe N": N sleeps of 1 ms, and how late each woke: a neighbour's view of a CPU hog. */
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int probe(int n)
+{
+	long *late = calloc((size_t)n, sizeof(*late));
+	struct timespec ms = { 0, 1000000 }, t0, t1;
+
+	if (late == NULL || n <= 0)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &ms, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		late[i] = ((t1.tv_sec - t0.tv_sec) * 1000000000L + t1.tv_nsec - t0.tv_nsec - 1000000) /
+			  1000;
+	}
+	qsort(late, (size_t)n, sizeof(*late), cmp_long);
+	printf("probe: %d sleeps of 1 ms woke late by p50 %ld us, p99 %ld us, max %ld us\n", n,
+	       late[n / 2], late[n * 99 / 100], late[n - 1]);
+	free(late);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int i;
@@ -1014,6 +1243,8 @@ int main(int argc, char **argv)
 		return print_ids();
 	if (argc == 3 && strcmp(argv[1], "hold") == 0 && strcmp(argv[2], PEER_ARG) == 0)
 		return hold();
+	if (argc == 3 && strcmp(argv[1], "probe") == 0)
+		return probe(atoi(argv[2]));
 	for (i = 1; i < argc; i++) {
 		struct outcome o = { "", "", false };
 

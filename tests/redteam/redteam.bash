@@ -47,7 +47,7 @@ microvm_unavailable() {
 
 # redteam_setup_file [PREPARE]: the file's setup: builds the attack, then for each mode
 # makes a bundle, runs PREPARE (a function that may change $CONFIG and the rootfs; $MODE
-# says which), and runs `/attack $CASES` in it, saving stdout and stderr under
+# says which, and $CID is the container's ID), and runs `/attack $CASES` in it, saving stdout and stderr under
 # $BATS_FILE_TMPDIR. Where a mode cannot run, its reason is saved instead.
 redteam_setup_file() {
 	local prepare=${1:-} why status
@@ -63,10 +63,10 @@ redteam_setup_file() {
 			continue
 		fi
 		redteam_bundle "$MODE" || return 1
+		CID=redteam-$MODE-$$-$RANDOM
 		[[ -z $prepare ]] || "$prepare" || return 1
 		# shellcheck disable=SC2086 # CASES is a list
 		cfg_args /attack $CASES
-		CID=redteam-$MODE-$$-$RANDOM
 		status=0
 		"$MOAT_BINARY" --root "$MOAT_ROOT" run --bundle "$BUNDLE" "$CID" </dev/null \
 			>"$BATS_FILE_TMPDIR/$MODE.out" 2>"$BATS_FILE_TMPDIR/$MODE.err" || status=$?
