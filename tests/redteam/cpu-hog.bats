@@ -9,18 +9,9 @@
 load ../integration/helpers
 load redteam
 
-setup_file() {
-	moat_setup_file
-}
-
-setup() {
-	moat_setup
-	ATTACK=$(attack_binary) || skip "cc -static is not available: cannot build the attack"
-}
-
-teardown() {
-	moat_teardown
-}
+setup_file() { moat_setup_file; }
+setup() { redteam_shell_setup; }
+teardown() { moat_teardown; }
 
 # neighbour_probe NAME: the neighbour's 1 ms sleeps (a container), its line of result
 neighbour_probe() {

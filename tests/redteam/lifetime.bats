@@ -8,18 +8,9 @@
 load ../integration/helpers
 load redteam
 
-setup_file() {
-	moat_setup_file
-}
-
-setup() {
-	moat_setup
-	ATTACK=$(attack_binary) || skip "cc -static is not available: cannot build the attack"
-}
-
-teardown() {
-	moat_teardown
-}
+setup_file() { moat_setup_file; }
+setup() { redteam_shell_setup; }
+teardown() { moat_teardown; }
 
 # procs_of ID: the host pids in the container's cgroup (for a microVM, QEMU's side).
 procs_of() {

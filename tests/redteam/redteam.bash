@@ -74,6 +74,13 @@ redteam_setup_file() {
 	done
 }
 
+# redteam_shell_setup: the setup of a file whose tests run the attack themselves (a shell
+# test, not a case line): a test's own state root, and $ATTACK built.
+redteam_shell_setup() {
+	moat_setup
+	ATTACK=$(attack_binary) || skip "cc -static is not available: cannot build the attack"
+}
+
 redteam_teardown_file() {
 	moat_teardown
 }
