@@ -188,7 +188,7 @@ if [[ -n $testhost_pid ]]; then
 	wait "$testhost_pid"
 	testhost_status=$?
 	testhost_pid=
-	echo "# --- testhost (the host's files were done $((SECONDS - waited)) s before it; $SECONDS s since the start)"
+	echo "# --- testhost (it ran $((SECONDS - waited)) s past the host's files; $SECONDS s since the start)"
 	tee "$log" <"$testhost_out"
 	rm -f "$testhost_out"
 	tally testhost "$testhost_status"
