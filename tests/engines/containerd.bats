@@ -156,6 +156,8 @@ teardown_file() {
 	fi
 	# the shim gives moat its own state root (--runc-root)
 	engine_teardown_file "${ENGINE_DIR:+$ENGINE_DIR/runc-root/moat-test}"
+	# ctr puts a container's cgroup under its namespace, /moat-test/ID: the parent goes too
+	rmdir /sys/fs/cgroup/*/moat-test /sys/fs/cgroup/moat-test 2>/dev/null || true
 }
 
 setup() {

@@ -8,7 +8,7 @@ load helpers
 @test "no cgroup made by the tests remains on any hierarchy" {
 	local left
 	left=$(find /sys/fs/cgroup -maxdepth 4 -type d \
-		\( -name 'moat-test-*' -o -name 'moat-unit-*' \) 2>/dev/null)
+		\( -name 'moat-test-*' -o -name 'moat-test' -o -name 'moat-unit-*' \) 2>/dev/null)
 	[[ -z $left ]] || fail "cgroups left behind: $left"
 }
 
