@@ -941,6 +941,18 @@ static void peer_abstract(struct outcome *o)
 
 /* ---- the VMM's side: ports and sockets ---------------------------------------------------- */
 
+/* PATH opens for reading and writing: the verdict says so. */
+static bool opens(struct outcome *o, const char *path)
+{
+	int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	verdict(o, true, "%s opened", path);
+	return true;
+}
+
 /* Every virtio-serial port and hvc console the kernel has is out of reach: the agent holds
  * the guest's ports, and the workload's /dev has none of them, nor may it make one. */
 static void vport_scan(struct outcome *o)
@@ -949,7 +961,6 @@ static void vport_scan(struct outcome *o)
 	struct dirent *de;
 	char p[300], dev[32];
 	unsigned maj, min, listed = 0;
-	int fd;
 
 	tried(o, "to open each virtio port and hvc console (/sys/class/virtio-ports, /dev/vport*, "
 		 "/dev/hvc0-7), and to mknod each port's number");
@@ -960,10 +971,8 @@ static void vport_scan(struct outcome *o)
 			continue;
 		listed++;
 		snprintf(p, sizeof(p), "/dev/%s", de->d_name);
-		if ((fd = open(p, O_RDWR | O_NONBLOCK | O_CLOEXEC)) >= 0) {
-			close(fd);
+		if (opens(o, p)) {
 			closedir(d);
-			verdict(o, true, "%s opened", p);
 			return;
 		}
 		snprintf(p, sizeof(p), "/sys/class/virtio-ports/%s/dev", de->d_name);
@@ -983,11 +992,8 @@ static void vport_scan(struct outcome *o)
 		closedir(d);
 	for (int i = 0; i < 8; i++) {
 		snprintf(p, sizeof(p), "/dev/hvc%d", i);
-		if ((fd = open(p, O_RDWR | O_NONBLOCK | O_CLOEXEC)) >= 0) {
-			close(fd);
-			verdict(o, true, "%s opened", p);
+		if (opens(o, p))
 			return;
-		}
 	}
 	verdict(o, false, "%u ports listed, none opened or made", listed);
 }
@@ -1010,26 +1016,25 @@ static void vsock_scan(struct outcome *o)
 	for (size_t c = 0; c < sizeof(cids) / sizeof(cids[0]); c++)
 		for (unsigned port = 0; port < 256; port++) {
 			struct timeval wait = { 0, 20000 };
+			bool connected;
 
 			svm.svm_cid = cids[c];
 			svm.svm_port = port;
-			fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
-			if (fd >= 0)
-				setsockopt(fd, AF_VSOCK, SO_VM_SOCKETS_CONNECT_TIMEOUT_NEW, &wait,
-					   sizeof(wait));
-			if (fd >= 0 && connect(fd, (struct sockaddr *)&svm, sizeof(svm)) == 0) {
-				close(fd);
+			if ((fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+				continue;
+			setsockopt(fd, AF_VSOCK, SO_VM_SOCKETS_CONNECT_TIMEOUT_NEW, &wait, sizeof(wait));
+			connected = connect(fd, (struct sockaddr *)&svm, sizeof(svm)) == 0;
+			close(fd);
+			if (connected) {
 				verdict(o, true, "connected to CID %u port %u", cids[c], port);
 				return;
 			}
-			if (fd >= 0)
-				close(fd);
 		}
 	verdict(o, false, "a socket was made, but no port answered");
 }
 
-/* connect_unix PATH LEN: a stream, then a datagram, connect to the unix address; true if
- * either connected. */
+/* A stream, a datagram and a seqpacket socket connect to the unix address SUN of LEN bytes:
+ * true if one connected. */
 static bool connect_unix(const struct sockaddr_un *sun, socklen_t len)
 {
 	static const int types[] = { SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET };
@@ -1214,10 +1219,10 @@ static int cmp_long(const void *a, const void *b)
 
 static int probe(int n)
 {
-	long *late = calloc((size_t)n, sizeof(*late));
+	long *late = n > 0 ? calloc((size_t)n, sizeof(*late)) : NULL;
 	struct timespec ms = { 0, 1000000 }, t0, t1;
 
-	if (late == NULL || n <= 0)
+	if (late == NULL)
 		return 1;
 	for (int i = 0; i < n; i++) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);

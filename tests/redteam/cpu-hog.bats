@@ -22,7 +22,7 @@ neighbour_probe() {
 # hog_beside_neighbour MODE: the hog in MODE under a quota, the neighbour measured alone and
 # beside it; the hog must be throttled, and nothing of either is left.
 hog_beside_neighbour() {
-	local mode=$1 alone beside throttled hog
+	local mode=$1 alone beside throttled hog stat
 	redteam_bundle container neighbour
 	cfg_args /attack probe 2000
 	alone=$(neighbour_probe alone) || fail "the neighbour did not measure: $alone"
@@ -34,11 +34,12 @@ hog_beside_neighbour() {
 	CID=$hog moat_run_detached
 	wait_for_output "^up$" "$(out_file "$hog")"
 	beside=$(neighbour_probe beside) || fail "the neighbour did not measure beside the hog: $beside"
-	throttled=$(awk '$1 == "nr_throttled" { print $2 }' "$(cgroup_dirs cpu)/moat/$hog/cpu.stat")
+	stat=$(cgroup_file cpu cpu.stat cpu.stat "$hog")
+	throttled=$(awk '$1 == "nr_throttled" { print $2 }' "$stat")
 	echo "# $mode hog under 20000/100000 on $(nproc) CPUs: throttled $throttled times" >&3
 	echo "# the neighbour alone:  ${alone#probe: }" >&3
 	echo "# the neighbour beside: ${beside#probe: }" >&3
-	((throttled > 0)) || fail "the hog was never throttled: $(cat "$(cgroup_dirs cpu)/moat/$hog/cpu.stat")"
+	((throttled > 0)) || fail "the hog was never throttled: $(cat "$stat")"
 
 	moat kill "$hog" KILL
 	wait_for_status stopped "$hog"

@@ -47,8 +47,9 @@ microvm_unavailable() {
 
 # redteam_setup_file [PREPARE]: the file's setup: builds the attack, then for each mode
 # makes a bundle, runs PREPARE (a function that may change $CONFIG and the rootfs; $MODE
-# says which, and $CID is the container's ID), and runs `/attack $CASES` in it, saving stdout and stderr under
-# $BATS_FILE_TMPDIR. Where a mode cannot run, its reason is saved instead.
+# says which, and $CID is the container's ID), and runs `/attack $CASES` in it, saving
+# stdout and stderr under $BATS_FILE_TMPDIR. Where a mode cannot run, its reason is saved
+# instead.
 redteam_setup_file() {
 	local prepare=${1:-} why status
 	moat_setup_file
