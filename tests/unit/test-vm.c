@@ -378,6 +378,10 @@ static void test_qemu_argv(void **state)
 	assert_true(argv_has(argv, "-m", "300M"));
 	assert_true(argv_has(argv, "-kernel", "/k"));
 	assert_true(argv_has(argv, "-initrd", "/i"));
+	/* a starved vCPU must not fail the boot-time timer check (timer-check-panic) */
+	for (size_t i = 0; argv[i] != NULL; i++)
+		if (strcmp(argv[i], "-append") == 0)
+			assert_non_null(strstr(argv[i + 1], " no_timer_check "));
 	assert_true(argv_has(
 		argv, "-sandbox",
 		"on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"));

@@ -110,7 +110,12 @@ static void add_kernel(struct argv_builder *b, const struct moat_vm_launch *l)
 	add(b, "-initrd");
 	add(b, l->initramfs);
 	add(b, "-append");
-	addf(b, "console=hvc0%s panic=-1 reboot=t moat.rootfs=%s%s%s",
+	/* no_timer_check: at boot Linux counts timer ticks during a 10-tick busy wait and
+	 * panics ("IO-APIC + timer doesn't work!") when fewer than 4 arrive. Under TCG on a
+	 * host whose CPUs are busy, QEMU's vCPU thread can be starved for that long, and the
+	 * guest died before its console was up: QEMU exited 0, the run was lost. The timer
+	 * is QEMU's own and known to work. */
+	addf(b, "console=hvc0%s panic=-1 reboot=t no_timer_check moat.rootfs=%s%s%s",
 	     l->kernel_messages ? "" : " quiet", l->virtiofs_socket ? "virtiofs" : "9p",
 	     l->debug_exit ? " moat.debugexit=1" : "", l->egress ? " moat.egress=1" : "");
 	if (l->debug_exit) {
