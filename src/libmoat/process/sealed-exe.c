@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* moat: re-execute moat from a sealed memfd copy of its own binary, so that
- * no process that enters a container runs from the host file
- * (CVE-2019-5736). See sealed-exe.h. */
+/* moat: re-execute moat from a read-only overlay of its own binary, or from a
+ * sealed memfd copy of it, so that no process that enters a container runs
+ * from a file anyone can write (CVE-2019-5736). See sealed-exe.h. */
 #include "sealed-exe.h"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "utils.h"
@@ -57,6 +64,29 @@ static int fd_is_sealed(int fd, const struct stat *st, moat_error *err)
 	return (seals & SEALED_EXE_SEALS) == SEALED_EXE_SEALS;
 }
 
+/* 1 when fd is on an overlayfs that cannot be written: no upper layer (or a
+ * read-only superblock or mount), so an open for writing fails with EROFS
+ * whatever path reaches the file, /proc/<pid>/exe and an fd reopened through
+ * /proc included. */
+static int fd_on_read_only_overlay(int fd, moat_error *err)
+{
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs) < 0)
+		return moat_error_set(err, errno, "fstatfs '%s'", SELF_EXE);
+	return sfs.f_type == OVERLAYFS_SUPER_MAGIC && (sfs.f_flags & ST_RDONLY) != 0;
+}
+
+/* 1 when the image open as fd (/proc/self/exe) is one moat re-executes into. */
+static int fd_is_protected(int fd, const struct stat *st, moat_error *err)
+{
+	int r = fd_is_sealed(fd, st, err);
+
+	if (r != 0)
+		return r;
+	return fd_on_read_only_overlay(fd, err);
+}
+
 int moat_self_exe_is_sealed(moat_error *err)
 {
 	_cleanup_close_ int fd = -1;
@@ -65,7 +95,76 @@ int moat_self_exe_is_sealed(moat_error *err)
 	fd = open_self_exe(&st, err);
 	if (fd < 0)
 		return fd;
-	return fd_is_sealed(fd, &st, err);
+	return fd_is_protected(fd, &st, err);
+}
+
+/* A new filesystem of type fstype, configured with the key=value pairs in kv
+ * (NULL-terminated), mounted nowhere: its mount's fd, or -1 with errno set. */
+static int detached_mount(const char *fstype, const char *const *kv, unsigned int attrs)
+{
+	_cleanup_close_ int fs = fsopen(fstype, FSOPEN_CLOEXEC);
+
+	if (fs < 0)
+		return -1;
+	for (; kv[0] != NULL; kv += 2)
+		if (fsconfig(fs, FSCONFIG_SET_STRING, kv[0], kv[1], 0) < 0)
+			return -1;
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return -1;
+	return fsmount(fs, FSMOUNT_CLOEXEC, attrs);
+}
+
+/* An overlay of dir with nothing above it, mounted nowhere. Without an upper
+ * layer an overlay is read-only, but it wants two lower layers, and the same
+ * directory twice is refused: the second is an empty tmpfs. Linux before 6.8
+ * has no "lowerdir+", and its "lowerdir" splits at ':'. */
+static int read_only_overlay(const char *dir)
+{
+	static const char *const empty_opts[] = { "size", "4k", "mode", "0555", NULL };
+	_cleanup_close_ int empty = -1;
+	char empty_path[64], both[PATH_MAX + 64];
+	int mnt;
+
+	empty = detached_mount("tmpfs", empty_opts, MOUNT_ATTR_RDONLY);
+	if (empty < 0)
+		return -1;
+	snprintf(empty_path, sizeof(empty_path), "/proc/self/fd/%d", empty);
+	mnt = detached_mount(
+		"overlay", (const char *const[]){ "lowerdir+", dir, "lowerdir+", empty_path, NULL },
+		MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (mnt >= 0 || (errno != EINVAL && errno != EOPNOTSUPP) || strpbrk(dir, ":,\\") != NULL)
+		return mnt;
+	snprintf(both, sizeof(both), "%s:%s", dir, empty_path);
+	return detached_mount("overlay", (const char *const[]){ "lowerdir", both, NULL },
+			      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+}
+
+/* moat's binary seen through a read-only overlay of its directory, as an
+ * O_PATH fd to execveat(), or -1 where the kernel or the caller's privileges
+ * allow no overlay (rootless moat, no overlay module, a path overlay cannot
+ * take): the caller then makes a sealed copy. Checked to be the same file as
+ * src_st. */
+static int overlay_exe(const struct stat *src_st)
+{
+	_cleanup_close_ int mnt = -1, fd = -1;
+	char path[PATH_MAX], *slash;
+	struct stat st;
+	ssize_t len;
+
+	len = readlink(SELF_EXE, path, sizeof(path) - 1);
+	if (len <= 0 || (size_t)len >= sizeof(path) - 1 || path[0] != '/')
+		return -1;
+	path[len] = '\0';
+	slash = strrchr(path, '/');
+	*slash = '\0';
+	mnt = read_only_overlay(slash == path ? "/" : path);
+	if (mnt < 0)
+		return -1;
+	fd = openat(mnt, slash + 1, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_ino != src_st->st_ino ||
+	    st.st_size != src_st->st_size)
+		return -1;
+	return TAKE_FD(fd);
 }
 
 /* An empty memfd that can be sealed and executed. With vm.memfd_noexec = 1
@@ -142,11 +241,16 @@ int moat_exec_sealed_self(char **argv, moat_error *err)
 	self = open_self_exe(&st, err);
 	if (self < 0)
 		return moat_error_prefix(err, "run from a sealed copy of moat");
-	r = fd_is_sealed(self, &st, err);
+	r = fd_is_protected(self, &st, err);
 	if (r < 0)
 		return moat_error_prefix(err, "run from a sealed copy of moat");
 	if (r > 0)
 		return 0;
+	copy = overlay_exe(&st);
+	if (copy >= 0) {
+		execveat(copy, "", argv, environ, AT_EMPTY_PATH);
+		return moat_error_set(err, errno, "run from a read-only overlay of moat: execveat");
+	}
 	copy = sealed_copy(self, &st, err);
 	if (copy < 0)
 		return moat_error_prefix(err, "run from a sealed copy of moat");

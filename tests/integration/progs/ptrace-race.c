@@ -2,7 +2,7 @@
 /* ptrace-race [SECONDS]: run in a container with CAP_SYS_PTRACE and ptrace allowed; for
  * SECONDS (default 60), attach to every new process that shows up in /proc and report what
  * it was running when the attach succeeded: "attached PID EXE". moat's exec helper shows as
- * moat's sealed binary (memfd:moat); a process after its execve as its program. Lines go to
+ * moat's binary (/moat, on moat's read-only overlay); a process after its execve as its program. Lines go to
  * stdout, flushed as they come, and "done" at the end. */
 #define _GNU_SOURCE
 #include <dirent.h>
