@@ -25,6 +25,7 @@
 
 #include "mount-options.h"
 #include "safe-path.h"
+#include "dlib.h"
 #include "strv.h"
 #include "utils.h"
 
@@ -670,6 +671,42 @@ static void test_fd_check_fs(void **state)
 	{ #f " (fallback)", f, sp_setup, sp_teardown, &with_fallback }
 /* clang-format on */
 
+/* dlib: a library loaded on first use; a missing library or symbol is one error naming it */
+static int (*sym_fake_abs)(int);
+static size_t (*sym_fake_strlen)(const char *);
+static void *sym_fake_missing;
+
+static void test_dlib(void **state)
+{
+	const struct moat_dlib_sym good[] = { { "abs", (void **)&sym_fake_abs },
+					      { "strlen", (void **)&sym_fake_strlen },
+					      { NULL, NULL } };
+	const struct moat_dlib_sym bad[] = { { "abs", (void **)&sym_fake_abs },
+					     { "moat_no_such_symbol", &sym_fake_missing },
+					     { NULL, NULL } };
+	struct moat_dlib libc = { "libc.so.6", "libc6", good, NULL };
+	struct moat_dlib no_sym = { "libc.so.6", "libc6", bad, NULL };
+	struct moat_dlib no_lib = { "libmoat-none.so.7", "moat-none", good, NULL };
+	moat_error err = MOAT_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(moat_dlib_load(&libc, &err), 0);
+	assert_int_equal(sym_fake_abs(-3), 3);
+	assert_int_equal(sym_fake_strlen("four"), 4);
+	assert_int_equal(moat_dlib_load(&libc, &err), 0); /* once */
+
+	sym_fake_abs = NULL;
+	assert_true(moat_dlib_load(&no_sym, &err) < 0);
+	assert_string_equal(err.msg, "load libc.so.6: it has no symbol moat_no_such_symbol");
+	assert_null(sym_fake_abs); /* nothing resolved when one is missing */
+	assert_null(no_sym.handle);
+	moat_error_clear(&err);
+
+	assert_true(moat_dlib_load(&no_lib, &err) < 0);
+	assert_non_null(strstr(err.msg, "load libmoat-none.so.7 (Debian package moat-none): "));
+	moat_error_clear(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -680,6 +717,7 @@ int main(void)
 		cmocka_unit_test(test_opts_errors),
 		cmocka_unit_test(test_error_drop_keeps_warnings),
 		cmocka_unit_test(test_strv),
+		cmocka_unit_test(test_dlib),
 		SP_TEST(test_sp_mode),
 		SP_TEST(test_sp_plain),
 		SP_TEST(test_sp_absolute_links),

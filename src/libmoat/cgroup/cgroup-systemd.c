@@ -54,7 +54,7 @@ int moat_systemd_user_cgroup(char **ret, moat_error *err)
 
 #else
 
-#include <systemd/sd-bus.h>
+#include "sd-bus-lib.h"
 
 /* How long systemd gets to start or stop a scope: its jobs for a scope are immediate. */
 #define SD_JOB_TIMEOUT_USEC (30ULL * 1000 * 1000)
@@ -130,7 +130,7 @@ static int cpu_mask(const char *list, uint8_t *mask, size_t *ret_len)
 
 static int add_u64(sd_bus_message *m, const char *name, uint64_t v)
 {
-	return sd_bus_message_append(m, "(sv)", name, "t", v);
+	return sym_sd_bus_message_append(m, "(sv)", name, "t", v);
 }
 
 static int add_mask(sd_bus_message *m, const char *name, const char *list)
@@ -141,13 +141,13 @@ static int add_mask(sd_bus_message *m, const char *name, const char *list)
 
 	if (cpu_mask(list, mask, &len) < 0)
 		return -EINVAL;
-	if ((r = sd_bus_message_open_container(m, 'r', "sv")) < 0 ||
-	    (r = sd_bus_message_append(m, "s", name)) < 0 ||
-	    (r = sd_bus_message_open_container(m, 'v', "ay")) < 0 ||
-	    (r = sd_bus_message_append_array(m, 'y', mask, len)) < 0 ||
-	    (r = sd_bus_message_close_container(m)) < 0)
+	if ((r = sym_sd_bus_message_open_container(m, 'r', "sv")) < 0 ||
+	    (r = sym_sd_bus_message_append(m, "s", name)) < 0 ||
+	    (r = sym_sd_bus_message_open_container(m, 'v', "ay")) < 0 ||
+	    (r = sym_sd_bus_message_append_array(m, 'y', mask, len)) < 0 ||
+	    (r = sym_sd_bus_message_close_container(m)) < 0)
 		return r;
-	return sd_bus_message_close_container(m);
+	return sym_sd_bus_message_close_container(m);
 }
 
 /* OCI's -1 (no limit) is systemd's infinity. */
@@ -229,7 +229,7 @@ static int on_job_removed(sd_bus_message *m, void *data, sd_bus_error *ret_error
 	uint32_t id;
 
 	(void)ret_error;
-	if (sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) < 0 || w->path == NULL ||
+	if (sym_sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) < 0 || w->path == NULL ||
 	    strcmp(path, w->path) != 0)
 		return 0;
 	w->result = xstrdup(result);
@@ -238,8 +238,11 @@ static int on_job_removed(sd_bus_message *m, void *data, sd_bus_error *ret_error
 
 static int open_bus(bool user, sd_bus **ret, moat_error *err)
 {
-	int r = user ? sd_bus_open_user(ret) : sd_bus_open_system(ret);
+	int r;
 
+	if (cgroup_sd_bus_load(err) < 0)
+		return moat_error_prefix(err, "--systemd-cgroup");
+	r = user ? sym_sd_bus_open_user(ret) : sym_sd_bus_open_system(ret);
 	if (r < 0)
 		return moat_error_set(err, -r,
 				      "--systemd-cgroup: systemd is PID 1, but its %s cannot be "
@@ -262,22 +265,23 @@ static int run_job(sd_bus *bus, const char *method, const char *unit,
 	int r;
 
 	/* JobRemoved reaches subscribers: subscribe, and match it before the job exists */
-	r = sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe", &e, NULL, NULL);
+	r = sym_sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe", &e, NULL, NULL);
 	if (r >= 0)
-		r = sd_bus_match_signal(bus, &slot, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved",
-					on_job_removed, &w);
+		r = sym_sd_bus_match_signal(bus, &slot, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved",
+					    on_job_removed, &w);
 	if (r >= 0)
-		r = sd_bus_message_new_method_call(bus, &m, SD_DEST, SD_PATH, SD_MANAGER, method);
+		r = sym_sd_bus_message_new_method_call(bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
+						       method);
 	if (r >= 0)
 		r = fill(m, data);
 	if (r >= 0)
-		r = sd_bus_call(bus, m, SD_JOB_TIMEOUT_USEC, &e, &reply);
+		r = sym_sd_bus_call(bus, m, SD_JOB_TIMEOUT_USEC, &e, &reply);
 	if (r >= 0)
-		r = sd_bus_message_read(reply, "o", &job);
+		r = sym_sd_bus_message_read(reply, "o", &job);
 	if (r >= 0) {
 		w.path = job;
-		while (w.result == NULL && (r = sd_bus_process(bus, NULL)) >= 0)
-			if (r == 0 && (r = sd_bus_wait(bus, SD_JOB_TIMEOUT_USEC)) <= 0) {
+		while (w.result == NULL && (r = sym_sd_bus_process(bus, NULL)) >= 0)
+			if (r == 0 && (r = sym_sd_bus_wait(bus, SD_JOB_TIMEOUT_USEC)) <= 0) {
 				r = r == 0 ? -ETIMEDOUT : r;
 				break;
 			}
@@ -289,10 +293,10 @@ static int run_job(sd_bus *bus, const char *method, const char *unit,
 		r = moat_error_msg(err, EIO, "--systemd-cgroup: %s %s: the job's result is '%s'",
 				   method, unit, w.result);
 	free(w.result);
-	sd_bus_error_free(&e);
-	sd_bus_message_unref(m);
-	sd_bus_message_unref(reply);
-	sd_bus_slot_unref(slot);
+	sym_sd_bus_error_free(&e);
+	sym_sd_bus_message_unref(m);
+	sym_sd_bus_message_unref(reply);
+	sym_sd_bus_slot_unref(slot);
 	return r < 0 ? r : 0;
 }
 
@@ -307,21 +311,22 @@ static int fill_start(sd_bus_message *m, const void *data)
 	const struct start *s = data;
 	int r;
 
-	if ((r = sd_bus_message_append(m, "ss", s->unit, "fail")) < 0 ||
-	    (r = sd_bus_message_open_container(m, 'a', "(sv)")) < 0 ||
-	    (r = sd_bus_message_append(m, "(sv)", "Description", "s", "moat container")) < 0 ||
-	    (r = sd_bus_message_append(m, "(sv)", "Slice", "s", s->slice)) < 0 ||
-	    (r = sd_bus_message_append(m, "(sv)", "Delegate", "b", 1)) < 0 ||
-	    (r = sd_bus_message_append(m, "(sv)", "DefaultDependencies", "b", 0)) < 0 ||
-	    (r = sd_bus_message_append(m, "(sv)", "PIDs", "au", 1, (uint32_t)s->pid)) < 0 ||
-	    (r = resource_properties(m, s->res)) < 0 || (r = sd_bus_message_close_container(m)) < 0)
+	if ((r = sym_sd_bus_message_append(m, "ss", s->unit, "fail")) < 0 ||
+	    (r = sym_sd_bus_message_open_container(m, 'a', "(sv)")) < 0 ||
+	    (r = sym_sd_bus_message_append(m, "(sv)", "Description", "s", "moat container")) < 0 ||
+	    (r = sym_sd_bus_message_append(m, "(sv)", "Slice", "s", s->slice)) < 0 ||
+	    (r = sym_sd_bus_message_append(m, "(sv)", "Delegate", "b", 1)) < 0 ||
+	    (r = sym_sd_bus_message_append(m, "(sv)", "DefaultDependencies", "b", 0)) < 0 ||
+	    (r = sym_sd_bus_message_append(m, "(sv)", "PIDs", "au", 1, (uint32_t)s->pid)) < 0 ||
+	    (r = resource_properties(m, s->res)) < 0 ||
+	    (r = sym_sd_bus_message_close_container(m)) < 0)
 		return r;
-	return sd_bus_message_append(m, "a(sa(sv))", 0);
+	return sym_sd_bus_message_append(m, "a(sa(sv))", 0);
 }
 
 static int fill_stop(sd_bus_message *m, const void *data)
 {
-	return sd_bus_message_append(m, "ss", (const char *)data, "replace");
+	return sym_sd_bus_message_append(m, "ss", (const char *)data, "replace");
 }
 
 int moat_systemd_scope_start(const char *path, pid_t pid, const struct oci_resources *res,
@@ -336,7 +341,7 @@ int moat_systemd_scope_start(const char *path, pid_t pid, const struct oci_resou
 		return moat_error_ret(err);
 	s = (struct start){ unit, slice, pid, res };
 	r = run_job(bus, "StartTransientUnit", unit, fill_start, &s, err);
-	sd_bus_flush_close_unref(bus);
+	sym_sd_bus_flush_close_unref(bus);
 	return r;
 }
 
@@ -349,15 +354,16 @@ int moat_systemd_user_cgroup(char **ret, moat_error *err)
 
 	if (open_bus(true, &bus, err) < 0)
 		return moat_error_ret(err);
-	r = sd_bus_get_property_string(bus, SD_DEST, SD_PATH, SD_MANAGER, "ControlGroup", &e, &cg);
+	r = sym_sd_bus_get_property_string(bus, SD_DEST, SD_PATH, SD_MANAGER, "ControlGroup", &e,
+					   &cg);
 	if (r < 0)
 		moat_error_msg(err, -r, "--systemd-cgroup: the user's manager's cgroup: %s",
 			       e.message ? e.message : strerror(-r));
 	else if (cg[0] != '/' || strcmp(cg, "/") == 0)
 		r = moat_error_msg(err, EINVAL,
 				   "--systemd-cgroup: the user's manager is in cgroup '%s'", cg);
-	sd_bus_error_free(&e);
-	sd_bus_flush_close_unref(bus);
+	sym_sd_bus_error_free(&e);
+	sym_sd_bus_flush_close_unref(bus);
 	if (r < 0) {
 		free(cg);
 		return r;
@@ -380,7 +386,7 @@ int moat_systemd_scope_stop(const char *path, bool user, moat_error *err)
 		moat_error_drop(err);
 		r = 0;
 	}
-	sd_bus_flush_close_unref(bus);
+	sym_sd_bus_flush_close_unref(bus);
 	return r;
 }
 

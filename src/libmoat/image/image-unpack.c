@@ -13,14 +13,13 @@
  */
 #include "image-internal.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <search.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "archive-lib.h"
 #include "strv.h"
 
 #define READ_BUF_SIZE (128 * 1024)
@@ -63,7 +62,7 @@ static la_ssize_t reader_read(struct archive *a, void *data, const void **ret_bu
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			archive_set_error(a, errno, "read: %s", strerror(errno));
+			sym_archive_set_error(a, errno, "read: %s", strerror(errno));
 			return -1;
 		}
 		if (r->hash)
@@ -91,31 +90,36 @@ static int reader_drain(struct reader *r, const char *what, moat_error *err)
 	}
 }
 
-/* A reader of tar (or an empty stream) behind gzip or zstd, only when libarchive has them
- * built in: without the library it would run the external program instead. */
-static struct archive *new_reader(bool raw)
+/* A reader of tar (or an empty stream; with raw, of the stream as it is) behind gzip or zstd,
+ * only when libarchive has them built in: without the library it would run the external
+ * program instead. Into *ret; libarchive is loaded first. */
+static int new_reader(bool raw, struct archive **ret, moat_error *err)
 {
-	struct archive *a = archive_read_new();
+	struct archive *a;
 
+	if (image_archive_load(err) < 0)
+		return moat_error_ret(err);
+	a = sym_archive_read_new();
 	if (a == NULL)
 		abort();
 	if (raw) {
-		archive_read_support_format_raw(a);
+		sym_archive_read_support_format_raw(a);
 	} else {
-		archive_read_support_format_tar(a);
-		archive_read_support_format_empty(a);
+		sym_archive_read_support_format_tar(a);
+		sym_archive_read_support_format_empty(a);
 	}
-	if (archive_zlib_version() != NULL)
-		archive_read_support_filter_gzip(a);
-	if (archive_libzstd_version() != NULL)
-		archive_read_support_filter_zstd(a);
-	return a;
+	if (sym_archive_zlib_version() != NULL)
+		sym_archive_read_support_filter_gzip(a);
+	if (sym_archive_libzstd_version() != NULL)
+		sym_archive_read_support_filter_zstd(a);
+	*ret = a;
+	return 0;
 }
 
 static void free_reader(struct archive **a)
 {
 	if (*a != NULL)
-		archive_read_free(*a);
+		sym_archive_read_free(*a);
 }
 
 int image_clean_name(const char *name, char **ret, moat_error *err)
@@ -263,10 +267,11 @@ static void set_owner(struct unpack *x, int fd, const char *name, uid_t uid, gid
 
 static void set_mtime(int fd, const char *name, struct archive_entry *e)
 {
-	if (!archive_entry_mtime_is_set(e))
+	if (!sym_archive_entry_mtime_is_set(e))
 		return;
 	struct timespec ts[2] = {
-		{ .tv_sec = archive_entry_mtime(e), .tv_nsec = archive_entry_mtime_nsec(e) },
+		{ .tv_sec = sym_archive_entry_mtime(e),
+		  .tv_nsec = sym_archive_entry_mtime_nsec(e) },
 	};
 	ts[1] = ts[0];
 	if (name != NULL)
@@ -298,17 +303,17 @@ static int write_data(struct unpack *x, int fd, struct archive_entry *e, moat_er
 		const void *buf;
 		size_t len;
 		la_int64_t off;
-		int r = archive_read_data_block(x->a, &buf, &len, &off);
+		int r = sym_archive_read_data_block(x->a, &buf, &len, &off);
 		if (r == ARCHIVE_EOF)
 			break;
 		if (r < ARCHIVE_WARN)
-			return moat_error_msg(err, EIO, "read: %s", archive_error_string(x->a));
+			return moat_error_msg(err, EIO, "read: %s", sym_archive_error_string(x->a));
 		r = pwrite_all(fd, buf, len, (off_t)off);
 		if (r < 0)
 			return moat_error_set(err, -r, "write");
 	}
 	/* a sparse file's last hole */
-	if (ftruncate(fd, (off_t)archive_entry_size(e)) < 0)
+	if (ftruncate(fd, (off_t)sym_archive_entry_size(e)) < 0)
 		return moat_error_set(err, errno, "write");
 	return 0;
 }
@@ -323,8 +328,8 @@ static int make_file(struct unpack *x, int parent, const char *name, struct arch
 		return moat_error_set(err, errno, "create");
 	if (write_data(x, fd, e, err) < 0)
 		return moat_error_ret(err);
-	set_owner(x, fd, NULL, archive_entry_uid(e), archive_entry_gid(e));
-	if (fchmod(fd, x->u->layer ? archive_entry_perm(e) : 0600) < 0)
+	set_owner(x, fd, NULL, sym_archive_entry_uid(e), sym_archive_entry_gid(e));
+	if (fchmod(fd, x->u->layer ? sym_archive_entry_perm(e) : 0600) < 0)
 		return moat_error_set(err, errno, "chmod");
 	set_mtime(fd, NULL, e);
 	return 0;
@@ -333,13 +338,13 @@ static int make_file(struct unpack *x, int parent, const char *name, struct arch
 static int make_symlink(struct unpack *x, int parent, const char *name, struct archive_entry *e,
 			moat_error *err)
 {
-	const char *target = archive_entry_symlink(e);
+	const char *target = sym_archive_entry_symlink(e);
 
 	if (target == NULL || *target == '\0')
 		return moat_error_msg(err, EINVAL, "symlink without a target");
 	if (symlinkat(target, parent, name) < 0)
 		return moat_error_set(err, errno, "symlink");
-	set_owner(x, parent, name, archive_entry_uid(e), archive_entry_gid(e));
+	set_owner(x, parent, name, sym_archive_entry_uid(e), sym_archive_entry_gid(e));
 	set_mtime(parent, name, e);
 	return 0;
 }
@@ -349,8 +354,8 @@ static int make_fifo(struct unpack *x, int parent, const char *name, struct arch
 {
 	if (mknodat(parent, name, S_IFIFO | 0600, 0) < 0)
 		return moat_error_set(err, errno, "mkfifo");
-	set_owner(x, parent, name, archive_entry_uid(e), archive_entry_gid(e));
-	if (fchmodat(parent, name, archive_entry_perm(e), 0) < 0)
+	set_owner(x, parent, name, sym_archive_entry_uid(e), sym_archive_entry_gid(e));
+	if (fchmodat(parent, name, sym_archive_entry_perm(e), 0) < 0)
 		return moat_error_set(err, errno, "chmod");
 	set_mtime(parent, name, e);
 	return 0;
@@ -391,12 +396,12 @@ static int make_dir(struct unpack *x, int parent, const char *rel, bool exists,
 		return moat_error_set(err, errno, "mkdir");
 	struct dir_meta *m = dir_record(x, rel);
 	m->implicit = false;
-	m->mode = x->u->layer ? archive_entry_perm(e) : 0700;
-	m->uid = archive_entry_uid(e);
-	m->gid = archive_entry_gid(e);
-	m->has_mtime = archive_entry_mtime_is_set(e);
-	m->mtime.tv_sec = archive_entry_mtime(e);
-	m->mtime.tv_nsec = archive_entry_mtime_nsec(e);
+	m->mode = x->u->layer ? sym_archive_entry_perm(e) : 0700;
+	m->uid = sym_archive_entry_uid(e);
+	m->gid = sym_archive_entry_gid(e);
+	m->has_mtime = sym_archive_entry_mtime_is_set(e);
+	m->mtime.tv_sec = sym_archive_entry_mtime(e);
+	m->mtime.tv_nsec = sym_archive_entry_mtime_nsec(e);
 	return 0;
 }
 
@@ -405,8 +410,8 @@ static int place_entry(struct unpack *x, const char *rel, struct archive_entry *
 {
 	_cleanup_close_ int parent = -1;
 	const char *name = last_component(rel);
-	const char *hardlink = archive_entry_hardlink(e);
-	mode_t type = archive_entry_filetype(e);
+	const char *hardlink = sym_archive_entry_hardlink(e);
+	mode_t type = sym_archive_entry_filetype(e);
 	bool is_dir = false;
 
 	if (hardlink == NULL && type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK &&
@@ -417,7 +422,7 @@ static int place_entry(struct unpack *x, const char *rel, struct archive_entry *
 		return 0;
 	}
 	if (hardlink == NULL && type == AE_IFREG && x->u->max_file_size >= 0 &&
-	    archive_entry_size(e) > x->u->max_file_size) {
+	    sym_archive_entry_size(e) > x->u->max_file_size) {
 		x->u->skipped++;
 		return 0;
 	}
@@ -438,16 +443,17 @@ static int unpack_entry(struct unpack *x, struct archive_entry *e, moat_error *e
 {
 	_cleanup_free_ char *rel = NULL;
 
-	x->name = archive_entry_pathname(e);
+	x->name = sym_archive_entry_pathname(e);
 	if (x->name == NULL)
-		x->name = archive_entry_pathname_utf8(e);
+		x->name = sym_archive_entry_pathname_utf8(e);
 	if (x->name == NULL)
 		return moat_error_msg(err, EINVAL, "%s: an entry without a name", x->u->what);
 	if (image_clean_name(x->name, &rel, err) < 0)
 		return entry_fail(x, err);
 	if (*rel == '\0') {
 		/* the top itself ("./"): only its metadata */
-		if (archive_entry_filetype(e) != AE_IFDIR || archive_entry_hardlink(e) != NULL)
+		if (sym_archive_entry_filetype(e) != AE_IFDIR ||
+		    sym_archive_entry_hardlink(e) != NULL)
 			return moat_error_msg(err, EINVAL,
 					      "%s: entry '%s': the top is not a directory",
 					      x->u->what, x->name);
@@ -501,22 +507,23 @@ static int read_entries(struct unpack *x, struct reader *r, moat_error *err)
 {
 	struct archive_entry *e;
 
-	x->a = new_reader(false);
-	if (archive_read_open(x->a, r, NULL, reader_read, NULL) != ARCHIVE_OK)
+	if (new_reader(false, &x->a, err) < 0)
+		return moat_error_ret(err);
+	if (sym_archive_read_open(x->a, r, NULL, reader_read, NULL) != ARCHIVE_OK)
 		return moat_error_msg(err, EINVAL, "%s: %s", x->u->what,
-				      archive_error_string(x->a));
+				      sym_archive_error_string(x->a));
 	for (;;) {
-		int st = archive_read_next_header(x->a, &e);
+		int st = sym_archive_read_next_header(x->a, &e);
 		if (st == ARCHIVE_EOF)
 			break;
 		if (st < ARCHIVE_WARN)
 			return moat_error_msg(err, EINVAL, "%s: %s", x->u->what,
-					      archive_error_string(x->a));
+					      sym_archive_error_string(x->a));
 		if (unpack_entry(x, e, err) < 0)
 			return moat_error_ret(err);
 	}
 	/* the first filter is the format's reader; any other is a decompressor */
-	x->u->compressed = archive_filter_count(x->a) > 1;
+	x->u->compressed = sym_archive_filter_count(x->a) > 1;
 	return 0;
 }
 
@@ -564,29 +571,31 @@ int image_unpack_fd(int fd, int dirfd, struct image_unpack *u, moat_error *err)
 int image_tar_digest(int fd, char hex[MOAT_SHA256_HEX_SIZE], moat_error *err)
 {
 	_cleanup_free_ uint8_t *buf = xmalloc(READ_BUF_SIZE);
-	_cleanup_(free_reader) struct archive *a = new_reader(true);
+	_cleanup_(free_reader) struct archive *a = NULL;
 	struct reader r = { .fd = fd, .buf = buf };
 	struct archive_entry *e;
 	struct moat_sha256 sha;
 	uint8_t digest[MOAT_SHA256_SIZE];
 
+	if (new_reader(true, &a, err) < 0)
+		return moat_error_ret(err);
 	moat_sha256_init(&r.sha);
 	moat_sha256_init(&sha);
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return moat_error_set(err, errno, "seek");
-	if (archive_read_open(a, &r, NULL, reader_read, NULL) != ARCHIVE_OK ||
-	    archive_read_next_header(a, &e) < ARCHIVE_WARN)
-		return moat_error_msg(err, EINVAL, "decompress: %s", archive_error_string(a));
+	if (sym_archive_read_open(a, &r, NULL, reader_read, NULL) != ARCHIVE_OK ||
+	    sym_archive_read_next_header(a, &e) < ARCHIVE_WARN)
+		return moat_error_msg(err, EINVAL, "decompress: %s", sym_archive_error_string(a));
 	for (;;) {
 		const void *data;
 		size_t len;
 		la_int64_t off;
-		int st = archive_read_data_block(a, &data, &len, &off);
+		int st = sym_archive_read_data_block(a, &data, &len, &off);
 		if (st == ARCHIVE_EOF)
 			break;
 		if (st < ARCHIVE_WARN)
 			return moat_error_msg(err, EINVAL, "decompress: %s",
-					      archive_error_string(a));
+					      sym_archive_error_string(a));
 		moat_sha256_update(&sha, data, len);
 	}
 	moat_sha256_final(&sha, digest);
