@@ -639,6 +639,18 @@ int moat_cgroup_kill_all(struct moat_cgroup *cg, int sig, moat_error *err)
 	return r;
 }
 
+/* 1 when no process is in the cgroup in any hierarchy, 0 when one is, -errno when that
+ * cannot be read. */
+static int cg_is_empty(struct moat_cgroup *cg)
+{
+	_cleanup_error_ moat_error ignored = MOAT_ERROR_INIT;
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n = 0;
+	int r = moat_cgroup_pids(cg, &pids, &n, &ignored);
+
+	return r < 0 ? r : n == 0;
+}
+
 static int wait_empty(struct moat_cgroup *cg, moat_error *err)
 {
 	unsigned waited = 0, step = 5, next_kill = 500;
@@ -686,7 +698,11 @@ int moat_cgroup_destroy(struct moat_cgroup *cg, moat_error *err)
 
 	if (!moat_cgroup_exists(cg))
 		return 0;
-	if (moat_cgroup_kill_all(cg, SIGKILL, err) < 0 || wait_empty(cg, err) < 0)
+	/* Most often the cgroup is empty already (the init of a container with a pid namespace
+	 * of its own has exited, and the kernel killed the rest with it), and then no freezing
+	 * or signalling is needed: nothing left in it can fork. */
+	if (cg_is_empty(cg) != 1 &&
+	    (moat_cgroup_kill_all(cg, SIGKILL, err) < 0 || wait_empty(cg, err) < 0))
 		return moat_error_prefix(err, "destroy cgroup '%s'", cg->path);
 	budget = cg_rt_parent_has_budget(cg);
 	if (budget)
