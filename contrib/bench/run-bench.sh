@@ -28,9 +28,9 @@ if [ -z "${MOAT_BENCH_INNER:-}" ]; then
 	[ "$(id -u)" = 0 ] || { echo "run-bench: must run as root" >&2; exit 1; }
 	exec env MOAT_BENCH_INNER=1 unshare -m --propagation private "$0" -n "$n" -m "$moat"
 fi
-if mountpoint -q /sys/fs/cgroup/unified; then
-	umount /sys/fs/cgroup/unified
-fi
+# shellcheck source=contrib/bench/run-bundle.sh
+. "$(dirname "$0")/run-bundle.sh"
+leave_hybrid
 
 work=$(mktemp -d /tmp/moat-bench.XXXXXX)
 cleanup() {
@@ -49,24 +49,8 @@ runtime_bin() { if [ "$1" = moat ]; then echo "$moat"; else command -v "$1"; fi;
 trap cleanup EXIT
 
 bundle=$work/bundle
-mkdir -p "$bundle/rootfs/bin" "$bundle/rootfs"/{proc,dev,sys,tmp,etc}
-cp /bin/busybox "$bundle/rootfs/bin/busybox"
-ln -s busybox "$bundle/rootfs/bin/true"
-ln -s busybox "$bundle/rootfs/bin/sh"
-chmod 755 "$work" "$bundle" "$bundle/rootfs"
-"$moat" spec --bundle "$bundle"
-sed -i 's/"sh"/"\/bin\/true"/' "$bundle/config.json"
-# moat spec leaves the user namespace to moat's policy (auto-userns), which runc and crun do
-# not have: the three get the same one, mapping root to host uid 100000.
-# (an older moat's spec names one already)
-jq 'if any(.linux.namespaces[]; .type == "user") then . else .linux.namespaces += [{type: "user"}]
-	| .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
-	| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}] end' \
-	"$bundle/config.json" >"$bundle/config.json.new"
-mv "$bundle/config.json.new" "$bundle/config.json"
-# crun 1.8 refuses ociVersion 1.2.0 ("unknown version specified"); the
-# config uses nothing newer than 1.0.
-sed -i 's/"ociVersion": "1.2.0"/"ociVersion": "1.0.2"/' "$bundle/config.json"
+chmod 755 "$work"
+make_run_bundle "$bundle" "$moat"
 
 # Never hand a runtime the host's /dev/null as stdio: crun 1.8.1 chowns
 # its stdio to the container's root, which would make the host's /dev/null

@@ -33,28 +33,17 @@ if [ -z "${MOAT_BENCH_INNER:-}" ]; then
 	command -v strace >/dev/null || { echo "run-phases: needs strace" >&2; exit 1; }
 	exec env MOAT_BENCH_INNER=1 unshare -m --propagation private "$0" -n "$n" -m "$moat"
 fi
-# crun 1.8 refuses hybrid hosts; the host's mounts are not touched (private namespace)
-if mountpoint -q /sys/fs/cgroup/unified; then
-	umount /sys/fs/cgroup/unified
-fi
+# shellcheck source=contrib/bench/run-bundle.sh
+. "$(dirname "$0")/run-bundle.sh"
+leave_hybrid
 
 work=$(mktemp -d /tmp/moat-phases.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 runtime_bin() { if [ "$1" = moat ]; then echo "$moat"; else command -v "$1"; fi; }
 
 bundle=$work/bundle
-mkdir -p "$bundle/rootfs/bin" "$bundle/rootfs"/{proc,dev,sys,tmp,etc}
-cp /bin/busybox "$bundle/rootfs/bin/busybox"
-ln -s busybox "$bundle/rootfs/bin/true"
-chmod 755 "$work" "$bundle" "$bundle/rootfs"
-"$moat" spec --bundle "$bundle"
-# the config run-bench.sh gives all three runtimes
-jq '.process.args = ["/bin/true"] | .ociVersion = "1.0.2"
-	| if any(.linux.namespaces[]; .type == "user") then . else .linux.namespaces += [{type: "user"}]
-	| .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
-	| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}] end' \
-	"$bundle/config.json" >"$bundle/config.json.new"
-mv "$bundle/config.json.new" "$bundle/config.json"
+chmod 755 "$work"
+make_run_bundle "$bundle" "$moat"
 : >"$work/in"
 
 # phases FILE: the six phase lengths in ms of one strace -f -ttt log
