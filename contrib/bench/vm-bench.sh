@@ -5,7 +5,7 @@
 #   contrib/bench/vm-bench.sh [-n N] [-m MOAT_BINARY] [-d VM_DIR] [-a tcg|kvm]
 #
 # Interleaved, N times each:
-#   bare  QEMU started with exactly the command line moat uses (same kernel, initramfs,
+#   bare  QEMU started with moat's command line, from moat_qemu.py (same kernel, initramfs,
 #         machine, 9p share, agent port), timed until the guest agent sends READY on its
 #         port: the boot alone.
 #   moat  `moat run` of /bin/true in microVM mode, start to exit: boot, START, the workload,
@@ -53,25 +53,18 @@ jq --arg a "$accel" '.process.args = ["/bin/true"] | .process.terminal = false
 	"$bundle/config.json" >"$work/c" && mv "$work/c" "$bundle/config.json"
 : >"$work/in"
 
-python3 - "$n" "$moat" "$work" "$vmdir" "$accel" <<'EOF'
+python3 - "$n" "$moat" "$work" "$vmdir" "$accel" "$(dirname "$0")" <<'EOF'
 import os, socket, statistics, subprocess, sys, time
 
 n, moat, work, vmdir, accel = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+sys.path.insert(0, sys.argv[6])
+from moat_qemu import qemu_argv
 bundle = os.path.join(work, "bundle")
 
 def bare_boot():
     """QEMU with moat's command line, until the agent's READY (frame type 0x81)."""
     host, guest = socket.socketpair()
-    argv = ["/usr/bin/qemu-system-x86_64", "-M", "microvm,acpi=off,x-option-roms=off,rtc=off",
-            "-accel", accel, "-cpu", "max" if accel == "tcg" else "host", "-smp", "1",
-            "-m", "256M", "-nodefaults", "-no-user-config", "-nographic", "-no-reboot",
-            "-kernel", f"{vmdir}/moat-guest-kernel", "-initrd", f"{vmdir}/moat-initramfs",
-            "-append", "console=hvc0 quiet panic=-1 reboot=t moat.rootfs=9p",
-            "-device", "virtio-serial-device,max_ports=2", "-chardev", "null,id=con",
-            "-device", "virtconsole,chardev=con", "-chardev", f"socket,id=agent,fd={guest.fileno()}",
-            "-device", "virtserialport,chardev=agent,name=moat.0",
-            "-fsdev", f"local,id=root,path={bundle}/rootfs,security_model=none",
-            "-device", "virtio-9p-device,fsdev=root,mount_tag=moatroot"]
+    argv = qemu_argv(vmdir, f"{bundle}/rootfs", guest.fileno(), accel)
     t0 = time.monotonic()
     p = subprocess.Popen(argv, pass_fds=(guest.fileno(),))
     guest.close()

@@ -24,21 +24,14 @@ import subprocess
 import tempfile
 import time
 
+from moat_qemu import qemu_argv
+
 MSG_READY, MSG_SHUTDOWN = 0x81, 0x06
 
 
-def qemu_argv(vmdir, rootfs, agent_fd, qmp_path, extra=()):
-    return ["/usr/bin/qemu-system-x86_64", "-M", "microvm,acpi=off,x-option-roms=off,rtc=off",
-            "-accel", "tcg", "-cpu", "max", "-smp", "1", "-m", "256M", "-nodefaults",
-            "-no-user-config", "-nographic", "-no-reboot",
-            "-kernel", f"{vmdir}/moat-guest-kernel", "-initrd", f"{vmdir}/moat-initramfs",
-            "-append", "console=hvc0 quiet panic=-1 reboot=t no_timer_check moat.rootfs=9p",
-            "-device", "virtio-serial-device,max_ports=2", "-chardev", "null,id=con",
-            "-device", "virtconsole,chardev=con", "-chardev", f"socket,id=agent,fd={agent_fd}",
-            "-device", "virtserialport,chardev=agent,name=moat.0",
-            "-fsdev", f"local,id=root,path={rootfs},security_model=none",
-            "-device", "virtio-9p-device,fsdev=root,mount_tag=moatroot",
-            "-qmp", f"unix:{qmp_path},server=on,wait=off", *extra]
+def probe_argv(vmdir, rootfs, agent_fd, qmp_path, extra=()):
+    return qemu_argv(vmdir, rootfs, agent_fd, "tcg",
+                     ("-qmp", f"unix:{qmp_path},server=on,wait=off", *extra))
 
 
 class QMP:
@@ -102,7 +95,7 @@ def main():
             os.makedirs(r)
 
         def first(fd):
-            return qemu_argv(a.vmdir, roots[0], fd, f"{work}/qmp-a")
+            return probe_argv(a.vmdir, roots[0], fd, f"{work}/qmp-a")
         first.fds = ()
         t0 = time.monotonic()
         p, host = start(first)
@@ -134,7 +127,7 @@ def main():
             snap = os.open(f"{work}/snapshot", os.O_RDONLY)
 
             def restored(fd, snap=snap):
-                return qemu_argv(a.vmdir, roots[1], fd, f"{work}/qmp-b", ("-incoming", f"fd:{snap}"))
+                return probe_argv(a.vmdir, roots[1], fd, f"{work}/qmp-b", ("-incoming", f"fd:{snap}"))
             restored.fds = (snap,)
             t2 = time.monotonic()
             p, host = start(restored)

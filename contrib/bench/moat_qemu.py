@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""QEMU with the command line moat gives a microVM (src/libmoat/vm/vm-launch.c), for the
+benchmarks that boot a guest without moat: vm-bench.sh's bare boot and vm-snapshot-probe.py.
+Keep it in step with vm-launch.c; what it leaves out is said below."""
+
+
+def qemu_argv(vmdir, rootfs, agent_fd, accel="tcg", extra=()):
+    """The argv of a 1-vCPU, 256 MiB guest booting moat's kernel and agent, its root shared
+    over 9p from rootfs, the agent's port on the socket agent_fd. Left out: the jail, QEMU's
+    seccomp filter (-sandbox), the pod's share and the egress port."""
+    return ["/usr/bin/qemu-system-x86_64", "-M", "microvm,acpi=off,x-option-roms=off,rtc=off",
+            "-accel", accel, "-cpu", "max" if accel == "tcg" else "host", "-smp", "1",
+            "-m", "256M", "-nodefaults", "-no-user-config", "-nographic", "-no-reboot",
+            "-kernel", f"{vmdir}/moat-guest-kernel", "-initrd", f"{vmdir}/moat-initramfs",
+            "-append", "console=hvc0 quiet panic=-1 reboot=t no_timer_check moat.rootfs=9p",
+            "-device", "virtio-serial-device,max_ports=2", "-chardev", "null,id=con",
+            "-device", "virtconsole,chardev=con", "-chardev", f"socket,id=agent,fd={agent_fd}",
+            "-device", "virtserialport,chardev=agent,name=moat.0",
+            "-fsdev", f"local,id=root,path={rootfs},security_model=none",
+            "-device", "virtio-9p-device,fsdev=root,mount_tag=moatroot", *extra]
