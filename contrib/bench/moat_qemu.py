@@ -9,7 +9,7 @@ def qemu_argv(vmdir, rootfs, agent_fd, accel="tcg", extra=()):
     over 9p from rootfs, the agent's port on the socket agent_fd. Left out: the jail, QEMU's
     seccomp filter (-sandbox), the pod's share and the egress port."""
     return ["/usr/bin/qemu-system-x86_64", "-M", "microvm,acpi=off,x-option-roms=off,rtc=off",
-            "-accel", accel, "-cpu", "max" if accel == "tcg" else "host", "-smp", "1",
+            "-accel", accel, "-cpu", "max,erms=off" if accel == "tcg" else "host", "-smp", "1",
             "-m", "256M", "-nodefaults", "-no-user-config", "-nographic", "-no-reboot",
             "-kernel", f"{vmdir}/moat-guest-kernel", "-initrd", f"{vmdir}/moat-initramfs",
             "-append", "console=hvc0 quiet panic=-1 reboot=t no_timer_check moat.rootfs=9p",

@@ -39,6 +39,18 @@ guest_release() {
 	assert_failure 137
 }
 
+@test "microvm: 24 MiB on stdout and on stderr at once arrive whole and in order (the spliced relay)" {
+	# random bytes, so a lost, repeated or reordered piece shows; both streams at once, so
+	# the frames of the two interleave on the port
+	mkdir -p "$BUNDLE/rootfs/srv"
+	head -c $((24 << 20)) /dev/urandom >"$BUNDLE/rootfs/srv/blob"
+	cfg_sh 'cat /srv/blob & cat /srv/blob >&2; wait'
+	moat run --bundle "$BUNDLE" "$CID" >"$TEST_DIR/out" 2>"$TEST_DIR/err"
+	want=$(sha256sum <"$BUNDLE/rootfs/srv/blob")
+	assert_equal "$(sha256sum <"$TEST_DIR/out")" "$want"
+	assert_equal "$(sha256sum <"$TEST_DIR/err")" "$want"
+}
+
 @test "microvm: uname -r is the guest kernel's, not the host's" {
 	run_sh 'uname -r'
 	assert_success

@@ -373,7 +373,7 @@ static void test_qemu_argv(void **state)
 	(void)state;
 	assert_string_equal(argv[0], "/usr/bin/qemu-system-x86_64");
 	assert_true(argv_has(argv, "-accel", "tcg"));
-	assert_true(argv_has(argv, "-cpu", "max"));
+	assert_true(argv_has(argv, "-cpu", "max,erms=off"));
 	assert_true(argv_has(argv, "-smp", "2"));
 	assert_true(argv_has(argv, "-m", "300M"));
 	assert_true(argv_has(argv, "-kernel", "/k"));
