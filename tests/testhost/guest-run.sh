@@ -46,7 +46,8 @@ one() {
 	if [[ $who == root ]]; then
 		run=$(mktemp -d /tmp/moat-run.XXXXXX)
 		chmod 0755 "$run"
-		run_file root "$name" env TMPDIR="$run" MOAT_RUN_DIR="$run" bats --tap --timing
+		run_file root "$name" env TMPDIR="$run" MOAT_RUN_DIR="$run" MOAT_TEST_CACHE="$cache" \
+			bats --tap --timing
 		rm -rf --one-file-system "$run"
 	else
 		run_file user "$name" runuser -u moattest -- env -i PATH="$PATH" HOME=/home/moattest \
@@ -55,6 +56,12 @@ one() {
 			systemd-run --user --scope --quiet -- bats --tap --timing
 	fi
 }
+
+# The root files' rootfs and test programs, built by the first file that needs them, as the
+# host's runner shares its cache (helpers.bash, build_rootfs_cache): each build is seconds
+# under TCG.
+cache=/tmp/moat-test-cache
+mkdir -p "$cache"
 
 if [[ ${2:-} == --one ]]; then
 	one "$3" "$4"
