@@ -367,7 +367,8 @@ static int no_cgroup(const struct moat_cgroup *cg, moat_error *err)
 	return moat_error_msg(err, ENOENT, "cgroup '%s' does not exist", cg->path);
 }
 
-int moat_cgroup_add_pid(struct moat_cgroup *cg, pid_t pid, moat_error *err)
+/* pid into the cgroup of every hierarchy, or only of the v2 one. */
+static int add_pid(struct moat_cgroup *cg, pid_t pid, bool v2_only, moat_error *err)
 {
 	char text[24];
 	size_t i;
@@ -376,9 +377,28 @@ int moat_cgroup_add_pid(struct moat_cgroup *cg, pid_t pid, moat_error *err)
 		return no_cgroup(cg, err);
 	snprintf(text, sizeof(text), "%d", (int)pid);
 	for (i = 0; i < cg->n; i++)
-		if (cg->h[i].fd >= 0 &&
+		if (cg->h[i].fd >= 0 && (cg->h[i].v2 || !v2_only) &&
 		    cg_write_at(cg->h[i].fd, cg->h[i].dir, "cgroup.procs", text, err) < 0)
 			return moat_error_prefix(err, "add process %d to the cgroup", (int)pid);
+	return 0;
+}
+
+int moat_cgroup_add_pid(struct moat_cgroup *cg, pid_t pid, moat_error *err)
+{
+	return add_pid(cg, pid, false, err);
+}
+
+int moat_cgroup_add_pid_v2(struct moat_cgroup *cg, pid_t pid, moat_error *err)
+{
+	return add_pid(cg, pid, true, err);
+}
+
+int moat_cgroup_join_v1(const struct moat_cgroup *cg, moat_error *err)
+{
+	for (size_t i = 0; i < cg->n; i++)
+		if (cg->h[i].fd >= 0 && !cg->h[i].v2 &&
+		    cg_write_at(cg->h[i].fd, cg->h[i].dir, "tasks", "0", err) < 0)
+			return moat_error_prefix(err, "join the cgroup");
 	return 0;
 }
 

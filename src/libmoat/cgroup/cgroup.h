@@ -77,6 +77,15 @@ int moat_cgroup_open(const char *path, struct moat_cgroup **ret, moat_error *err
 bool moat_cgroup_exists(const struct moat_cgroup *cg);
 
 int moat_cgroup_add_pid(struct moat_cgroup *cg, pid_t pid, moat_error *err);
+/* Join the cgroup of every v1 hierarchy with the calling thread (0 into its `tasks`), for
+ * create's first child, as the host's root, before it makes the container's init, which
+ * then starts in them. The kernel moves a thread that moves itself without write-locking
+ * cgroup_threadgroup_rwsem, which costs an RCU grace period: writing a pid to cgroup.procs
+ * kept the parent waiting 7-15 ms here. For a single-threaded process the thread is the
+ * process. The v2 hierarchy's cgroup has no such path: moat_cgroup_add_pid_v2 adds the init
+ * there. */
+int moat_cgroup_join_v1(const struct moat_cgroup *cg, moat_error *err);
+int moat_cgroup_add_pid_v2(struct moat_cgroup *cg, pid_t pid, moat_error *err);
 /* Apply the fields present in res. Absent fields are left as they are; devices are reprogrammed
  * only when res->devices is non-NULL, with devices (linux.devices) allowed as create does.
  * A failure part way leaves the earlier writes in place. */

@@ -407,12 +407,15 @@ static int make_cgroup(struct build *b, moat_error *err)
 }
 
 /* The init into the container's cgroup: moat's, or systemd's scope started with the init in
- * it, to which the resources then go as moat_cgroup_create applies them. */
+ * it, to which the resources then go as moat_cgroup_create applies them. A root moat's first
+ * child joined moat's v1 cgroups itself, and the init started in them (cgroup.h). */
 static int join_cgroup(struct build *b, moat_error *err)
 {
 	const struct oci_linux *lx = b->cfg->linux;
 	bool user = b->o->rootless || geteuid() != 0;
 
+	if (!b->systemd_scope && b->cg != NULL && !user)
+		return moat_cgroup_add_pid_v2(b->cg, b->init, err);
 	if (!b->systemd_scope)
 		return b->cg ? moat_cgroup_add_pid(b->cg, b->init, err) : 0;
 	if (moat_systemd_scope_start(b->cgroup_path, b->init, lx ? lx->resources : NULL, user,
