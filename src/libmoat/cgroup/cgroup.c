@@ -393,6 +393,14 @@ int moat_cgroup_add_pid_v2(struct moat_cgroup *cg, pid_t pid, moat_error *err)
 	return add_pid(cg, pid, true, err);
 }
 
+int moat_cgroup_v2_fd(const struct moat_cgroup *cg)
+{
+	for (size_t i = 0; i < cg->n; i++)
+		if (cg->h[i].v2)
+			return cg->h[i].fd;
+	return -1;
+}
+
 int moat_cgroup_join_v1(const struct moat_cgroup *cg, moat_error *err)
 {
 	for (size_t i = 0; i < cg->n; i++)

@@ -86,6 +86,9 @@ int moat_cgroup_add_pid(struct moat_cgroup *cg, pid_t pid, moat_error *err);
  * there. */
 int moat_cgroup_join_v1(const struct moat_cgroup *cg, moat_error *err);
 int moat_cgroup_add_pid_v2(struct moat_cgroup *cg, pid_t pid, moat_error *err);
+/* The container's cgroup directory in the v2 hierarchy, for clone3's CLONE_INTO_CGROUP,
+ * which starts a process there without that lock; -1 when it has none. */
+int moat_cgroup_v2_fd(const struct moat_cgroup *cg);
 /* Apply the fields present in res. Absent fields are left as they are; devices are reprogrammed
  * only when res->devices is non-NULL, with devices (linux.devices) allowed as create does.
  * A failure part way leaves the earlier writes in place. */

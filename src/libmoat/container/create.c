@@ -5,11 +5,14 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cgroup.h"
 #include "cgroup-systemd.h"
@@ -51,6 +54,7 @@ struct build {
 	struct moat_cgroup *cg;
 	char *cgroup_path;
 	pid_t stage1;
+	bool stage1_in_v2; /* stage 1 started in the v2 cgroup (fork_stage1), the init with it */
 	pid_t init;
 	int sync_fd;        /* moat's end of the init's sync socket, until COMMIT */
 	int console;        /* pty master kept for the foreground relay, or -1 */
@@ -415,7 +419,7 @@ static int join_cgroup(struct build *b, moat_error *err)
 	bool user = b->o->rootless || geteuid() != 0;
 
 	if (!b->systemd_scope && b->cg != NULL && !user)
-		return moat_cgroup_add_pid_v2(b->cg, b->init, err);
+		return b->stage1_in_v2 ? 0 : moat_cgroup_add_pid_v2(b->cg, b->init, err);
 	if (!b->systemd_scope)
 		return b->cg ? moat_cgroup_add_pid(b->cg, b->init, err) : 0;
 	if (moat_systemd_scope_start(b->cgroup_path, b->init, lx ? lx->resources : NULL, user,
@@ -677,6 +681,30 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
 	return 0;
 }
 
+/* Stage 1, started in the container's v2 cgroup when a root moat has one (clone3's
+ * CLONE_INTO_CGROUP: the init it clones starts there too, and nobody writes cgroup.procs,
+ * which costs a grace period; cgroup.h), else forked as always: join_cgroup adds the init. In
+ * the child, 0. */
+static pid_t fork_stage1(struct build *b)
+{
+	bool user = b->o->rootless || geteuid() != 0;
+	int fd = b->cg != NULL && !b->systemd_scope && !user ? moat_cgroup_v2_fd(b->cg) : -1;
+
+	if (fd >= 0) {
+		struct clone_args args = { .flags = CLONE_INTO_CGROUP,
+					   .exit_signal = SIGCHLD,
+					   .cgroup = (uint64_t)fd };
+		pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+
+		/* (a kernel before 5.7 refuses it: ENOSYS, E2BIG or EINVAL) */
+		if (pid >= 0) {
+			b->stage1_in_v2 = true;
+			return pid;
+		}
+	}
+	return fork();
+}
+
 static int spawn(struct build *b, moat_error *err)
 {
 	struct moat_init_args a = { .cfg = b->cfg,
@@ -707,7 +735,7 @@ static int spawn(struct build *b, moat_error *err)
 	a.die_with_parent = b->o->die_with_parent;
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &saved);
-	b->stage1 = fork();
+	b->stage1 = fork_stage1(b);
 	if (b->stage1 == 0)
 		moat_init_stage1(&a);
 	sigprocmask(SIG_SETMASK, &saved, NULL);
