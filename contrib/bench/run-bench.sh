@@ -4,7 +4,19 @@
 # and runc (each when installed), interleaved so that every runtime sees the
 # same machine state, and print the median per run and moat's ratio to each.
 #
-#   contrib/bench/run-bench.sh [-n N] [-m MOAT_BINARY]
+#   contrib/bench/run-bench.sh [-n N] [-m MOAT_BINARY] [-b] [-p MS]
+#
+# -b: in blocks instead, each runtime's N runs back to back in two halves (moat,
+# crun, runc, then again), so that no run inherits the kernel state another
+# runtime's run left. Interleaved, a runtime that writes a pid to cgroup.procs
+# leaves the cgroup lock's RCU sync in its slow mode for a grace period, and the
+# next runtime's write skips the grace period it would otherwise wait (7-15 ms
+# here); moat writes none (cgroup.h), so interleaving with it charges crun the
+# full wait and flatters moat, while the blocks give each its own steady state.
+# -p MS: sleep MS milliseconds before each run, as between the creates of a
+# host that starts containers now and then rather than in a tight loop; the
+# lock's slow mode has then ended, and a runtime that writes cgroup.procs
+# waits the grace period every time.
 #
 # All three runtimes get the same config.json: moat's hardened default (user
 # namespace, no capabilities, read-only root, own network namespace) with
@@ -15,18 +27,22 @@
 set -euo pipefail
 
 n=100
+blocks=
+pause=0
 moat=${MOAT_BINARY:-$(cd "$(dirname "$0")/../.." && pwd)/moat}
-while getopts "n:m:h" opt; do
+while getopts "n:m:bp:h" opt; do
 	case $opt in
 	n) n=$OPTARG ;;
 	m) moat=$OPTARG ;;
-	*) sed -n '3,14p' "$0"; exit 2 ;;
+	b) blocks=-b ;;
+	p) pause=$OPTARG ;;
+	*) sed -n '3,28p' "$0"; exit 2 ;;
 	esac
 done
 
 if [ -z "${MOAT_BENCH_INNER:-}" ]; then
 	[ "$(id -u)" = 0 ] || { echo "run-bench: must run as root" >&2; exit 1; }
-	exec env MOAT_BENCH_INNER=1 unshare -m --propagation private "$0" -n "$n" -m "$moat"
+	exec env MOAT_BENCH_INNER=1 unshare -m --propagation private "$0" -n "$n" -m "$moat" -p "$pause" $blocks
 fi
 # shellcheck source=contrib/bench/run-bundle.sh
 . "$(dirname "$0")/run-bundle.sh"
@@ -72,18 +88,35 @@ for rt in moat crun runc; do
 	: >"$work/times-$rt"
 done
 
-for ((i = 0; i < n; i++)); do
-	for rt in "${runtimes[@]}"; do
-		bin=$(runtime_bin "$rt")
-		t0=$EPOCHREALTIME
-		"$bin" --root "$work/state-$rt" run --bundle "$bundle" "b$i" <"$work/in" >"$work/out"
-		t1=$EPOCHREALTIME
-		echo "$t0 $t1" | awk '{ printf "%.3f\n", ($2 - $1) * 1000 }' >>"$work/times-$rt"
+# one_run RT I: one timed run of runtime RT, container bI
+one_run() {
+	local bin t0 t1
+	bin=$(runtime_bin "$1")
+	((pause == 0)) || sleep "$(awk -v p="$pause" 'BEGIN { print p / 1000 }')"
+	t0=$EPOCHREALTIME
+	"$bin" --root "$work/state-$1" run --bundle "$bundle" "b$2" <"$work/in" >"$work/out"
+	t1=$EPOCHREALTIME
+	echo "$t0 $t1" | awk '{ printf "%.3f\n", ($2 - $1) * 1000 }' >>"$work/times-$1"
+}
+
+if [ -n "$blocks" ]; then
+	for half in 0 1; do
+		for rt in "${runtimes[@]}"; do
+			for ((i = half * n / 2; i < (half + 1) * n / 2; i++)); do
+				one_run "$rt" "$i"
+			done
+		done
 	done
-done
+else
+	for ((i = 0; i < n; i++)); do
+		for rt in "${runtimes[@]}"; do
+			one_run "$rt" "$i"
+		done
+	done
+fi
 
 median() { sort -n "$1" | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-echo "runs per runtime: $n (interleaved), kernel $(uname -r)"
+echo "runs per runtime: $n (${blocks:+in blocks, not }interleaved, ${pause} ms before each), kernel $(uname -r)"
 printf "%-6s %12s\n" runtime "median ms"
 declare -A med
 for rt in "${runtimes[@]}"; do
