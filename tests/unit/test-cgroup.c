@@ -145,6 +145,8 @@ static void populate(int dirfd, const char *mnt, bool v2)
 	size_t i;
 
 	fake_cg_put(dirfd, "cgroup.procs", "");
+	if (!v2)
+		fake_cg_put(dirfd, "tasks", "");
 	for (i = 0; v2 && i < MOAT_ARRAY_SIZE(v2_files); i++)
 		if (strcmp(v2_files[i].ctrl, "cgroup") == 0 ||
 		    in_list(F.v2_ctrls, v2_files[i].ctrl, " "))
@@ -1205,6 +1207,45 @@ static void test_fake_lifecycle_hybrid(void **state)
 	test_fake_lifecycle(MOAT_CGROUP_HYBRID, "freezer/moat/c1/freezer.state", "FROZEN");
 }
 
+/* create's stage 1 joins the v1 cgroups by moving itself (0 into `tasks`, no
+ * cgroup.procs: no grace period), and the init is added to the v2 one only; clone3 gets
+ * the v2 cgroup's directory. */
+static void test_join_v1_then_v2(void **state)
+{
+	struct moat_cgroup *cg;
+	moat_error err = MOAT_ERROR_INIT;
+
+	fake_setup(MOAT_CGROUP_HYBRID);
+	cg = create_ok("/moat/c1", NULL);
+	assert_true(moat_cgroup_v2_fd(cg) >= 0);
+	fake_cg_log_reset();
+	assert_ok(moat_cgroup_join_v1(cg, &err), &err);
+	assert_string_equal(fake.log, "cpu/moat/c1/tasks=0\n"
+				      "cpuacct/moat/c1/tasks=0\n"
+				      "cpuset/moat/c1/tasks=0\n"
+				      "memory/moat/c1/tasks=0\n"
+				      "devices/moat/c1/tasks=0\n"
+				      "freezer/moat/c1/tasks=0\n"
+				      "blkio/moat/c1/tasks=0\n"
+				      "pids/moat/c1/tasks=0\n"
+				      "systemd/moat/c1/tasks=0\n");
+	fake_cg_log_reset();
+	assert_ok(moat_cgroup_add_pid_v2(cg, 5000009, &err), &err);
+	assert_string_equal(fake.log, "unified/moat/c1/cgroup.procs=5000009\n");
+	moat_cgroup_free(cg);
+	fake_cg_teardown(state);
+	memset(&F, 0, sizeof(F));
+
+	/* all v1: nothing to clone into, nothing for the parent to add */
+	fake_setup(MOAT_CGROUP_V1);
+	cg = create_ok("/moat/c1", NULL);
+	assert_int_equal(moat_cgroup_v2_fd(cg), -1);
+	fake_cg_log_reset();
+	assert_ok(moat_cgroup_add_pid_v2(cg, 5000009, &err), &err);
+	assert_string_equal(fake.log, "");
+	moat_cgroup_free(cg);
+}
+
 static void test_open_refuses_bad_path(void **state)
 {
 	struct moat_cgroup *cg = NULL;
@@ -1487,6 +1528,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_fake_lifecycle_v1, fake_teardown),
 		cmocka_unit_test_teardown(test_fake_lifecycle_v2, fake_teardown),
 		cmocka_unit_test_teardown(test_fake_lifecycle_hybrid, fake_teardown),
+		cmocka_unit_test_teardown(test_join_v1_then_v2, fake_teardown),
 		cmocka_unit_test_teardown(test_open_refuses_bad_path, fake_teardown),
 		cmocka_unit_test_setup_teardown(test_real_host, real_setup, real_teardown),
 		cmocka_unit_test_setup_teardown(test_real_destroy_kills, real_setup, real_teardown),
