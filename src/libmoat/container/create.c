@@ -410,15 +410,22 @@ static int make_cgroup(struct build *b, moat_error *err)
 	return 0;
 }
 
+/* Stage 1 puts itself, and so the init it clones, in moat's cgroup: a root moat's, which
+ * may write its `tasks` files and clone into its v2 directory (cgroup.h; fork_stage1). */
+static bool stage1_joins(const struct build *b)
+{
+	return b->cg != NULL && !b->systemd_scope && !b->o->rootless && geteuid() == 0;
+}
+
 /* The init into the container's cgroup: moat's, or systemd's scope started with the init in
- * it, to which the resources then go as moat_cgroup_create applies them. A root moat's first
- * child joined moat's v1 cgroups itself, and the init started in them (cgroup.h). */
+ * it, to which the resources then go as moat_cgroup_create applies them. Where stage 1
+ * joined, the init started in the v1 cgroups, and in the v2 one unless clone3 failed. */
 static int join_cgroup(struct build *b, moat_error *err)
 {
 	const struct oci_linux *lx = b->cfg->linux;
 	bool user = b->o->rootless || geteuid() != 0;
 
-	if (!b->systemd_scope && b->cg != NULL && !user)
+	if (stage1_joins(b))
 		return b->stage1_in_v2 ? 0 : moat_cgroup_add_pid_v2(b->cg, b->init, err);
 	if (!b->systemd_scope)
 		return b->cg ? moat_cgroup_add_pid(b->cg, b->init, err) : 0;
@@ -687,8 +694,7 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
  * the child, 0. */
 static pid_t fork_stage1(struct build *b)
 {
-	bool user = b->o->rootless || geteuid() != 0;
-	int fd = b->cg != NULL && !b->systemd_scope && !user ? moat_cgroup_v2_fd(b->cg) : -1;
+	int fd = stage1_joins(b) ? moat_cgroup_v2_fd(b->cg) : -1;
 
 	if (fd >= 0) {
 		struct clone_args args = { .flags = CLONE_INTO_CGROUP,
@@ -719,6 +725,7 @@ static int spawn(struct build *b, moat_error *err)
 				    .preserve_fds = b->o->preserve_fds,
 				    .listen_fds = b->o->listen_fds,
 				    .cg = b->cg,
+				    .join_cgroup_v1 = stage1_joins(b),
 				    .seccomp = init_seccomp(b),
 				    .vm = b->vm,
 				    .state_rootfs = b->rootfs };

@@ -401,9 +401,9 @@ void moat_init_stage1(const struct moat_init_args *a)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	moat_sync_child_attach(a->parent, a->parent_sync_fd);
-	/* Still the host's root: into the v1 cgroups, where the init starts (the parent adds it
-	 * to the v2 one; cgroup.h says why not to all). */
-	if (a->cg != NULL && geteuid() == 0 && moat_cgroup_join_v1(a->cg, &err) < 0)
+	/* Still the host's root: into the v1 cgroups, where the init starts (cgroup.h says
+	 * why the parent does not add it there). */
+	if (a->join_cgroup_v1 && moat_cgroup_join_v1(a->cg, &err) < 0)
 		die(a->sync_fd, &err);
 	moat_cgroup_free(a->cg);
 	/* Relative paths in the config (bind sources) are relative to the bundle. */

@@ -43,6 +43,9 @@ struct moat_init_args {
 	struct moat_cgroup *cg; /* moat's handle of the container's cgroup: its directory fds
 				 * are released at once, so no host directory is ever open in
 				 * the container (the precondition of CVE-2024-21626) */
+	bool join_cgroup_v1;    /* stage 1 joins cg's v1 hierarchies itself (cgroup.h
+				 * moat_cgroup_join_v1); create decides, and adds the init only
+				 * where it did not */
 };
 
 /* Load a prepared linux.seccomp into this process; with SCMP_ACT_NOTIFY the listener fd
