@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""QEMU with the command line moat gives a microVM (src/libmoat/vm/vm-launch.c), for the
-benchmarks that boot a guest without moat: vm-bench.sh's bare boot and vm-snapshot-probe.py.
+"""QEMU with the command line moat gives a microVM (src/libmoat/vm/vm-launch.c), and the wait
+for its agent's READY, for the benchmarks that boot a guest without moat: vm-bench.sh's bare
+boot and vm-snapshot-probe.py.
 Keep it in step with vm-launch.c; what it leaves out is said below."""
 
 
@@ -18,3 +19,19 @@ def qemu_argv(vmdir, rootfs, agent_fd, accel="tcg", extra=()):
             "-device", "virtserialport,chardev=agent,name=moat.0",
             "-fsdev", f"local,id=root,path={rootfs},security_model=none",
             "-device", "virtio-9p-device,fsdev=root,mount_tag=moatroot", *extra]
+
+
+MSG_READY = 0x81
+
+
+def wait_ready(sock, who):
+    """Read the agent's first frame from its port's socket; fail, naming who, unless it is
+    READY (frame header: u32 length, u16 type, u32 id)."""
+    frame = b""
+    while len(frame) < 10:
+        chunk = sock.recv(4096)
+        if not chunk:
+            raise SystemExit(f"{who}: the agent never answered")
+        frame += chunk
+    if frame[4] != MSG_READY:
+        raise SystemExit(f"{who}: the first frame is not READY")

@@ -58,7 +58,7 @@ import os, socket, statistics, subprocess, sys, time
 
 n, moat, work, vmdir, accel = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 sys.path.insert(0, sys.argv[6])
-from moat_qemu import qemu_argv
+from moat_qemu import qemu_argv, wait_ready
 bundle = os.path.join(work, "bundle")
 
 def bare_boot():
@@ -68,15 +68,8 @@ def bare_boot():
     t0 = time.monotonic()
     p = subprocess.Popen(argv, pass_fds=(guest.fileno(),))
     guest.close()
-    buf = b""
-    while len(buf) < 6:
-        chunk = host.recv(4096)
-        if not chunk:
-            raise SystemExit("bare boot: the agent never answered")
-        buf += chunk
+    wait_ready(host, "bare boot")
     t1 = time.monotonic()
-    if buf[4] != 0x81:
-        raise SystemExit("bare boot: first frame is not READY")
     p.kill(); p.wait(); host.close()
     return (t1 - t0) * 1000
 

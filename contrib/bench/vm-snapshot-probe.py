@@ -24,9 +24,9 @@ import subprocess
 import tempfile
 import time
 
-from moat_qemu import qemu_argv
+from moat_qemu import qemu_argv, wait_ready
 
-MSG_READY, MSG_SHUTDOWN = 0x81, 0x06
+MSG_SHUTDOWN = 0x06
 
 
 def probe_argv(vmdir, rootfs, agent_fd, qmp_path, extra=()):
@@ -99,15 +99,8 @@ def main():
         first.fds = ()
         t0 = time.monotonic()
         p, host = start(first)
-        frame = b""
-        while len(frame) < 10:
-            chunk = host.recv(4096)
-            if not chunk:
-                raise SystemExit("the agent never answered")
-            frame += chunk
+        wait_ready(host, "boot")
         boot = time.monotonic() - t0
-        if frame[4] != MSG_READY:
-            raise SystemExit("the first frame is not READY")
         q = QMP(f"{work}/qmp-a")
         q.cmd("stop")
         with open(f"{work}/snapshot", "wb") as f:
