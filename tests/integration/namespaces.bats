@@ -44,12 +44,18 @@ ns_inode() {
 }
 
 # Issue 14: a new network namespace starts with lo down; moat brings it up, as runc does.
+# The server's stdin stays open (a fifo the shell holds) until the exchange is
+# over: with /dev/null it would shut its sending side at once, and a client
+# that saw that FIN before reading its own stdin left without sending (a CI
+# failure: the output lacked over-loopback).
 @test "lo is up in the container's network namespace: a server on 127.0.0.1 answers" {
 	make_bundle
 	run_sh 'ip -o link show lo | grep -o "<[^>]*>"
-		nc -l -p 4711 >/tmp/got & server=$!
+		mkfifo /tmp/in
+		nc -l -p 4711 </tmp/in >/tmp/got & server=$!
+		exec 3>/tmp/in
 		for i in 1 2 3 4 5 6 7 8 9 10; do echo over-loopback | nc 127.0.0.1 4711 && break; sleep 0.2; done
-		wait $server; cat /tmp/got'
+		wait $server; exec 3>&-; cat /tmp/got'
 	assert_success
 	assert_line --regexp '^<LOOPBACK,UP,LOWER_UP>$'
 	assert_line over-loopback
