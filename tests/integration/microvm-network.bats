@@ -59,7 +59,8 @@ in_p() {
 	local mac
 	# (ip, not /sys/class/net: nsenter --net keeps the host's sysfs)
 	mac=$(in_c ip -o link show dev eth0 | sed 's|.*link/ether \([^ ]*\).*|\1|')
-	in_p busybox httpd -f -p 8081 -h "$TEST_DIR/pwww" 3>&- &
+	# (nsenter, not in_p: $! must be the server itself, which nsenter becomes)
+	nsenter --net="$PNS" busybox httpd -f -p 8081 -h "$TEST_DIR/pwww" 3>&- &
 	echo $! >"$TEST_DIR/phttpd.pid"
 	cfg_sh 'cat /sys/class/net/eth0/address /sys/class/net/eth0/mtu > /www/seen
 		ip -o addr show dev eth0 | grep -v fe80 | awk "{print \$4}" >> /www/seen
@@ -107,7 +108,8 @@ in_p() {
 	run_moat run --detach --bundle "$BUNDLE" "$CID"
 	assert_success
 	retry in_p busybox wget -q -O /dev/null http://10.231.0.2:8080/
-	in_p busybox httpd -f -p 8081 -h "$TEST_DIR/pwww" 3>&- &
+	# (nsenter, not in_p: $! must be the server itself, which nsenter becomes)
+	nsenter --net="$PNS" busybox httpd -f -p 8081 -h "$TEST_DIR/pwww" 3>&- &
 	echo $! >"$TEST_DIR/phttpd.pid"
 	# the same bundle, so the same namespace: no VM of its own, no interface taken twice
 	cfg_sh 'wget -q -O - http://10.231.0.1:8081/; wget -q -O - http://127.0.0.1:8080/'
