@@ -94,8 +94,10 @@ static void print_help(FILE *out)
 		"\nInvoked as moat-vm (a symlink to moat), every container runs as a microVM\n"
 		"under moat's own guest kernel; with moat, a config asks for one with the\n"
 		"annotation moat.isolation=microvm (moat.vm.accel=kvm|tcg, moat.vm.cpus,\n"
-		"moat.vm.memory_mib). The guest kernel and initramfs come from\n" PKGLIBDIR
-		" (MOAT_VM_DIR overrides).\n\n"
+		"moat.vm.memory_mib, moat.vm.boot=cold|snapshot). The guest kernel and\n"
+		"initramfs come from " PKGLIBDIR " (MOAT_VM_DIR overrides); a VM without\n"
+		"network interfaces is restored from a snapshot saved once in\n"
+		"/var/cache/moat/vm-snapshots (MOAT_VM_SNAPSHOT_DIR overrides).\n\n"
 		"Engines (Podman, Docker, containerd, Kubernetes RuntimeClass) register moat and\n"
 		"moat-vm as runc-compatible runtimes: see contrib/engines/README.md. With --log,\n"
 		"warnings go to the log only, as engines give the runtime the container's stdio.\n");

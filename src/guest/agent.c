@@ -267,6 +267,14 @@ static void on_start(struct agent *a, struct moat_msg *m)
 		workload_ended(a, 127);
 		return;
 	}
+	/* first: a restored guest's RNG is every other restore's until then */
+	if (m->u.start.seed != NULL &&
+	    agent_reseed(m->u.start.seed, m->u.start.seed_len, &err) < 0) {
+		agent_send_error(a, m->id, err.code, "START: the seed: %s", err.msg);
+		moat_error_clear(&err);
+		workload_ended(a, 127);
+		return;
+	}
 	/* no RTC: the guest's clock starts at the epoch until the host's time comes */
 	if (m->u.start.has_realtime) {
 		struct timespec t = { .tv_sec = (time_t)(m->u.start.realtime_ns / 1000000000u),

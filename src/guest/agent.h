@@ -176,6 +176,8 @@ int agent_read_cap_last(void);
 void agent_loopback_up(struct agent_config *cfg);
 /* agent-net.c: START's interfaces given to the guest's virtio-net devices. */
 int agent_net_setup(const struct moat_msg_start *s, moat_error *err);
+/* agent-entropy.c: START's seed credited to the guest's RNG, which is rekeyed from it. */
+int agent_reseed(const uint8_t *seed, size_t len, moat_error *err);
 /* agent-egress.c: with moat.egress=1, the tunnel's process; a failure goes to cfg->error. */
 void agent_egress_start(struct agent_config *cfg);
 /* How the guest will end; refuses moat.debugexit without port access. */

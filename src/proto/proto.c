@@ -361,6 +361,7 @@ static const struct field start_fields[] = {
 	CONTAINER_FIELDS,
 	{ 8, K_U64, 0, 0, "realtime", M(start, realtime_ns), NO_OFF, M(start, has_realtime), 1, UINT64_MAX, 0, NULL },
 	{ 9, K_OBJ, F_LIST, 0, "interface", M(start, interfaces), M(start, n_interfaces), NO_OFF, 0, 0, MOAT_PROTO_MAX_INTERFACES, &interface_object },
+	{ 13, K_BYTES, 0, 0, "seed", M(start, seed), M(start, seed_len), NO_OFF, MOAT_PROTO_SEED_SIZE, MOAT_PROTO_SEED_SIZE, 0, NULL },
 };
 /* START's fields that say what a container is, and its name in the pod's share. */
 static const struct field container_fields[] = {

@@ -66,6 +66,10 @@
  *             12 readonly       string, list, at most MOAT_PROTO_MAX_MOUNTS: absolute
  *                               paths (linux.readonlyPaths) bound onto themselves
  *                               read-only before the masks; a missing one is left alone
+ *             13 seed           bytes, MOAT_PROTO_SEED_SIZE: host randomness the agent
+ *                               credits to the guest's RNG and reseeds it with before
+ *                               anything runs; a guest restored from a snapshot starts
+ *                               with the RNG state every other restore has
  *   EXEC     (0x02, id = new process)  run one more process in a container.
  *              1 process        object, required
  *              2 winsize        object: initial terminal size
@@ -81,8 +85,8 @@
  *   SHUTDOWN (0x06, id = 0)  kill every process, sync, power off. No fields.
  *   CONTAINER (0x07, id = its first process)  make one more container, a member of the
  *            pod that START's workload holds (docs/microvm-network.md), and run its
- *            process. Fields 1..7, 11 and 12 as in START (interface and realtime are
- *            START's only), and:
+ *            process. Fields 1..7, 11 and 12 as in START (interface, realtime and seed
+ *            are START's only), and:
  *             10 name           text, 1..MOAT_PROTO_MAX_NAME, required: the container's
  *                               directory in the pod's share (MOAT_PROTO_POD_TAG), which
  *                               holds its rootfs and the host's binds in it; a file name,
@@ -244,6 +248,8 @@ enum {
 	MOAT_PROTO_MAX_PATH = 4095,
 	/* HOST_NAME_MAX: sethostname refuses longer. */
 	MOAT_PROTO_MAX_HOSTNAME = 64,
+	/* START's seed: 256 bits, what the kernel's CRNG keys itself with. */
+	MOAT_PROTO_SEED_SIZE = 32,
 	/* Filesystem type names are short words ("tmpfs", "devpts"). */
 	MOAT_PROTO_MAX_FSTYPE = 64,
 	/* mount(2) copies one page of options, its NUL included. */
@@ -444,6 +450,8 @@ struct moat_msg_start {
 	struct moat_proto_resources resources;
 	bool has_realtime;
 	uint64_t realtime_ns; /* the host's CLOCK_REALTIME when it sent START */
+	uint8_t *seed;        /* NULL: none */
+	size_t seed_len;
 	struct moat_proto_interface *interfaces;
 	size_t n_interfaces;
 	char *name; /* CONTAINER only: its directory in the pod's share */

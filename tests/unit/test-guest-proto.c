@@ -225,6 +225,9 @@ static struct moat_proto_interface interfaces[] = { {
 	.n_routes = 2,
 } };
 
+/* START's seed: any 32 bytes */
+static uint8_t seed[MOAT_PROTO_SEED_SIZE] = { 0x5e, 0xed, [31] = 0x42 };
+
 static struct moat_msg full_start(void)
 {
 	struct moat_msg m = { .type = MOAT_MSG_START, .id = 1 };
@@ -268,6 +271,8 @@ static struct moat_msg full_start(void)
 	m.u.start.namespaces = MOAT_PROTO_NS_PID | MOAT_PROTO_NS_CGROUP;
 	m.u.start.interfaces = interfaces;
 	m.u.start.n_interfaces = MOAT_ARRAY_SIZE(interfaces);
+	m.u.start.seed = seed;
+	m.u.start.seed_len = sizeof(seed);
 	m.u.start.has_resources = true;
 	m.u.start.resources = (struct moat_proto_resources){ .has_pids_limit = true,
 							     .pids_limit = 1024,
@@ -375,6 +380,8 @@ static void test_round_trip_start_full(void **state)
 	assert_memory_equal(out.u.start.interfaces[0].routes[0].gateway, v4_gw, 4);
 	assert_null(out.u.start.interfaces[0].routes[1].gateway);
 	assert_int_equal(out.u.start.interfaces[0].routes[1].priority, 1024);
+	assert_int_equal(out.u.start.seed_len, MOAT_PROTO_SEED_SIZE);
+	assert_memory_equal(out.u.start.seed, seed, MOAT_PROTO_SEED_SIZE);
 	moat_msg_clear(&out);
 }
 
@@ -397,6 +404,7 @@ static void test_round_trip_start_minimal(void **state)
 	assert_false(out.u.start.has_winsize);
 	assert_int_equal(out.u.start.namespaces, 0);
 	assert_false(out.u.start.has_resources);
+	assert_null(out.u.start.seed);
 	moat_msg_clear(&out);
 }
 
@@ -1292,6 +1300,9 @@ static void test_encoder_refuses(void **state)
 
 	m.u.start.process.cwd = "relative";
 	expect_encode_fails(MOAT_PEER_HOST, &m, "START: process.cwd: not an absolute path");
+	m = full_start();
+	m.u.start.seed_len = MOAT_PROTO_SEED_SIZE - 1;
+	expect_encode_fails(MOAT_PEER_HOST, &m, "START: seed: length 31 out of range 32..32");
 	m = full_start();
 	m.u.start.process.cwd = NULL;
 	expect_encode_fails(MOAT_PEER_HOST, &m, "START: process.cwd: missing");

@@ -39,6 +39,7 @@
 #include "vm-jail.h"
 #include "vm-pod.h"
 #include "vm-select.h"
+#include "vm-snapshot.h"
 #include "utils.h"
 
 /* Everything create has made so far, so a failure can undo exactly that. */
@@ -81,8 +82,11 @@ struct build {
 	bool egress_on;
 	bool systemd_scope; /* the cgroup is a transient scope of systemd's (cgroup-systemd.h) */
 	bool scope_started; /* ... and systemd has started it */
-	struct moat_vm_pod pod; /* a member of a microVM's pod: its sandbox (pod.h) */
-	bool pod_attached;      /* ... and its root is in the pod's share */
+	struct moat_vm_pod pod;        /* a member of a microVM's pod: its sandbox (pod.h) */
+	bool pod_attached;             /* ... and its root is in the pod's share */
+	enum moat_vm_boot boot_wanted; /* microVM mode: annotations.moat.vm.boot */
+	const char *boot_shown;        /* ... and how it boots, once decided: the state's */
+	struct moat_vm_snapshot snap;  /* ... from this snapshot (vm-snapshot.h) */
 };
 
 static int load_config(struct build *b, moat_error *err)
@@ -240,7 +244,7 @@ static struct moat_vm_session *new_session(const struct moat_vm_choice *c)
 	struct moat_vm_session *s = xcalloc(1, sizeof(*s));
 
 	s->vm = *c;
-	s->exec_fd = s->qemu_fd = s->pod_conn = -1;
+	s->exec_fd = s->qemu_fd = s->pod_conn = s->snapshot_fd = s->snapshot_save_fd = -1;
 	return s;
 }
 
@@ -281,6 +285,7 @@ static int check_isolation(struct build *b, moat_error *err)
 	if (c->isolation != MOAT_ISOLATION_MICROVM)
 		return 0;
 	if (moat_vm_accel_check(c->accel, err) < 0 || check_microvm(b, err) < 0 ||
+	    moat_vm_boot_wanted(b->cfg, &b->boot_wanted, err) < 0 ||
 	    moat_vm_assets_find(&b->assets, err) < 0)
 		return moat_error_ret(err);
 	b->vm = new_session(c);
@@ -395,7 +400,7 @@ static int make_cgroup(struct build *b, moat_error *err)
 	b->systemd_scope = b->o->systemd_cgroup && moat_systemd_booted() && !b->o->no_cgroup;
 	if (b->systemd_scope)
 		return scope_path(b, user, err) < 0 ? moat_error_ret(err)
-						      : record_making(b, false, err);
+						    : record_making(b, false, err);
 	/* A rootless container without resources needs no cgroup, and an
 	 * unprivileged user usually may not make one. */
 	if (b->o->no_cgroup || (b->o->rootless && (lx == NULL || lx->resources == NULL)))
@@ -466,6 +471,8 @@ static struct oci_string_map *shown_annotations(const struct build *b, bool with
 		oci_string_map_set(&m, MOAT_VM_NETWORK_ANNOTATION, net);
 	if (b->pod.sandbox != NULL)
 		oci_string_map_set(&m, MOAT_VM_POD_ANNOTATION, b->pod.sandbox);
+	if (b->boot_shown != NULL)
+		oci_string_map_set(&m, MOAT_VM_BOOT_ANNOTATION, b->boot_shown);
 	return m;
 }
 
@@ -644,6 +651,28 @@ static int take_hooks_network(struct build *b, int fd, moat_error *err)
 	return 0;
 }
 
+/* How a VM boots (vm-snapshot.h), decided once its interfaces are known: a snapshot's
+ * read-only end goes to the init, and its writable end while it is being made. */
+static int send_snapshot(struct build *b, int fd, moat_error *err)
+{
+	struct moat_vm_session *s = b->vm;
+	bool restore;
+
+	if (s == NULL || s->member)
+		return 0;
+	if (moat_vm_snapshot_open(b->boot_wanted, &b->assets, s, &b->snap, &restore, err) < 0)
+		return moat_error_ret(err);
+	b->boot_shown = restore ? "snapshot" : "cold";
+	if (!restore)
+		return 0;
+	if (moat_sync_send_fd_text(fd, MOAT_SYNC_SNAPSHOT_FD, 0, s->snapshot_fd, s->snapshot_path,
+				   err) < 0 ||
+	    (s->snapshot_save_fd >= 0 &&
+	     moat_sync_send_fd(fd, MOAT_SYNC_SNAPSHOT_FD, 1, s->snapshot_save_fd, err) < 0))
+		return moat_error_ret(err);
+	return 0;
+}
+
 /* The parent's half of the conversation in sync.h. */
 static int talk_to_children(struct build *b, int fd, moat_error *err)
 {
@@ -669,7 +698,7 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
 	moat_fault_step("create:cgroup-joined");
 	if (make_idmapped_sources(b, err) < 0 || run_runtime_hooks(b, err) < 0 ||
 	    take_hooks_network(b, fd, err) < 0 || open_host_sources(b, err) < 0 ||
-	    send_idmapped_sources(b, fd, err) < 0)
+	    send_idmapped_sources(b, fd, err) < 0 || send_snapshot(b, fd, err) < 0)
 		return moat_error_ret(err);
 	moat_fault_step("create:sources-sent");
 	moat_process_raise_hard_limits(b->init, b->cfg->process);
@@ -682,7 +711,8 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
 	if (init_seccomp(b) != NULL && moat_seccomp_uses_notify(init_seccomp(b)) &&
 	    pass_seccomp_listener(b, fd, err) < 0)
 		return moat_error_ret(err);
-	if (moat_sync_expect(fd, MOAT_SYNC_READY, NULL, err) < 0)
+	if (moat_sync_expect(fd, MOAT_SYNC_READY, NULL, err) < 0 ||
+	    moat_vm_snapshot_commit(&b->snap, err) < 0)
 		return moat_error_ret(err);
 	moat_fault_step("create:ready");
 	return 0;
@@ -885,6 +915,7 @@ static void build_free(struct build *b)
 	oci_config_free(b->user_cfg);
 	moat_vm_assets_free(&b->assets);
 	moat_vm_session_free(b->vm);
+	moat_vm_snapshot_release(&b->snap);
 	moat_vm_pod_clear(&b->pod);
 	free(b->bundle);
 	free(b->rootfs);
@@ -963,7 +994,12 @@ static int build(struct build *b, moat_error *err)
 
 static void build_init(struct build *b, const struct moat_create_opts *o)
 {
-	*b = (struct build){ .o = o, .dirfd = -1, .fifo_fd = -1, .console = -1, .sync_fd = -1 };
+	*b = (struct build){ .o = o,
+			     .dirfd = -1,
+			     .fifo_fd = -1,
+			     .console = -1,
+			     .sync_fd = -1,
+			     .snap = MOAT_VM_SNAPSHOT_INIT };
 	for (int k = 0; k < MOAT_NS_COUNT; k++)
 		b->ns.join_fd[k] = -1;
 }

@@ -3,6 +3,7 @@
 #include "init.h"
 #include "vm-jail.h"
 #include "vm-member.h"
+#include "vm-snapshot.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "cgroup.h"
 #include "container.h"
@@ -254,6 +256,24 @@ static int receive_network(const struct moat_init_args *a, const struct moat_syn
 	return moat_error_msg(err, EPROTO, "sync: unexpected message %d", m->type);
 }
 
+/* SNAPSHOT_FD (sync.h): the snapshot the VM is restored from, and while it is being made,
+ * its writable end. */
+static int receive_snapshot(struct moat_vm_session *s, const struct moat_sync_msg *m, int fd,
+			    moat_error *err)
+{
+	if (m->value == 0 && s->snapshot_fd < 0) {
+		s->snapshot_fd = fd;
+		s->snapshot_path = xstrndup(m->msg, sizeof(m->msg) - 1);
+		return 0;
+	}
+	if (m->value == 1 && s->snapshot_fd >= 0 && s->snapshot_save_fd < 0) {
+		s->snapshot_save_fd = fd;
+		return 0;
+	}
+	close(fd);
+	return moat_error_msg(err, EPROTO, "sync: unexpected snapshot message");
+}
+
 /* Until CGROUP_DONE (whose value is our host pid): the idmapped mount sources moat made for
  * us, one message each, into idmapped[mounts[] index] (one past the last: the rootfs), and a
  * microVM's late interfaces (receive_network). */
@@ -276,6 +296,11 @@ static int receive_setup(const struct moat_init_args *a, int *idmapped, pid_t *r
 				return moat_error_ret(err);
 			continue;
 		}
+		if (m.type == MOAT_SYNC_SNAPSHOT_FD && fd >= 0 && a->vm != NULL) {
+			if (receive_snapshot(a->vm, &m, fd, err) < 0)
+				return moat_error_ret(err);
+			continue;
+		}
 		if (m.type != MOAT_SYNC_MOUNT_FD || fd < 0 || m.value < 0 ||
 		    (uint64_t)m.value > a->cfg->mounts_len || idmapped[m.value] >= 0) {
 			if (fd >= 0)
@@ -283,6 +308,46 @@ static int receive_setup(const struct moat_init_args *a, int *idmapped, pid_t *r
 			return moat_error_msg(err, EPROTO, "sync: unexpected message %d", m.type);
 		}
 		idmapped[m.value] = fd;
+	}
+}
+
+/* The VM's snapshot, being made (vm-snapshot.h): saved by a child under the confinement the
+ * supervisor will have, which QEMU inherits; the writable end is then closed, before
+ * anything of the container's runs. A failure was reported by the child, or is reported. */
+static void save_snapshot(const struct moat_init_args *a)
+{
+	moat_error err = MOAT_ERROR_INIT;
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if ((!seccomp_early(a) &&
+		     moat_init_confine_last(a->seccomp, a->cfg->process, &err) < 0) ||
+		    moat_vm_snapshot_save(a->vm, a->vm->snapshot_save_fd, &err) < 0) {
+			moat_error hint = MOAT_ERROR_INIT;
+
+			moat_error_msg(&hint, err.code,
+				       "%s (annotations." MOAT_VM_BOOT_ANNOTATION "=cold boots "
+				       "without one)",
+				       err.msg);
+			die(a->sync_fd, &hint);
+		}
+		_exit(EXIT_SUCCESS);
+	}
+	if (pid < 0) {
+		moat_error_set(&err, errno, "microvm: fork to save a snapshot");
+		die(a->sync_fd, &err);
+	}
+	close(a->vm->snapshot_save_fd);
+	a->vm->snapshot_save_fd = -1;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_FAILURE)
+		_exit(EXIT_FAILURE); /* the child said why */
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		moat_error_msg(&err, EIO, "microvm: saving a snapshot: the saver was killed");
+		die(a->sync_fd, &err);
 	}
 }
 
@@ -310,6 +375,8 @@ __attribute__((noreturn)) static void stage2(const struct moat_init_args *args)
 	 * nothing of ours is left that no state names. (Changing credentials cleared the death
 	 * signal: it is armed again for that wait, and for good with die_with_parent.) */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (a->vm != NULL && a->vm->snapshot_save_fd >= 0)
+		save_snapshot(a);
 	if (moat_sync_send(a->sync_fd, MOAT_SYNC_READY, 0, &err) < 0 ||
 	    moat_sync_expect(a->sync_fd, MOAT_SYNC_COMMIT, NULL, &err) < 0)
 		_exit(EXIT_FAILURE);

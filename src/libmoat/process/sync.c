@@ -86,8 +86,18 @@ static int send_with_fd(int sock, const void *data, size_t len, int passed_fd, m
 int moat_sync_send_fd(int fd, enum moat_sync_type type, int64_t value, int passed_fd,
 		      moat_error *err)
 {
+	return moat_sync_send_fd_text(fd, type, value, passed_fd, NULL, err);
+}
+
+int moat_sync_send_fd_text(int fd, enum moat_sync_type type, int64_t value, int passed_fd,
+			   const char *text, moat_error *err)
+{
 	struct moat_sync_msg m = { .type = type, .value = value };
 
+	if (text != NULL && strlen(text) >= sizeof(m.msg))
+		return moat_error_msg(err, ENAMETOOLONG, "sync: a text of %zu bytes", strlen(text));
+	if (text != NULL)
+		strcpy(m.msg, text);
 	return send_with_fd(fd, &m, sizeof(m), passed_fd, err);
 }
 

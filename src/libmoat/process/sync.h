@@ -27,6 +27,10 @@ enum moat_sync_type {
 				     * a hook gave the namespace, before CGROUP_DONE */
 	MOAT_SYNC_TAP_FD,           /* parent -> init (microVM): value = its index there, fd =
 				     * its tap, after NET_FD */
+	MOAT_SYNC_SNAPSHOT_FD,      /* parent -> init (microVM, vm-snapshot.h), before
+				     * CGROUP_DONE: value 0, the snapshot to restore (read-only),
+				     * msg its path; then, while it is being made, value 1: its
+				     * writable end, to save into before READY */
 	MOAT_SYNC_COMMIT,           /* parent -> init, after READY: the state is saved, the
 				     * container is on its own; EOF instead: moat died first. The
 				     * init answers by closing its end, its death signal cleared */
@@ -66,6 +70,9 @@ void moat_sync_wait_closed(int fd);
 /* Pass an fd with a message (SCM_RIGHTS), and receive it. */
 int moat_sync_send_fd(int fd, enum moat_sync_type type, int64_t value, int passed_fd,
 		      moat_error *err);
+/* And with text (a path: shorter than MOAT_SYNC_MSG_MAX) in the message's msg. */
+int moat_sync_send_fd_text(int fd, enum moat_sync_type type, int64_t value, int passed_fd,
+			   const char *text, moat_error *err);
 int moat_sync_expect_fd(int fd, enum moat_sync_type type, int *ret_fd, moat_error *err);
 
 /* Send fd over a unix socket at path: the --console-socket protocol, which

@@ -212,6 +212,23 @@ static void add_pod_share(struct argv_builder *b, const struct moat_vm_launch *l
 	add(b, "virtio-9p-device,fsdev=pod,mount_tag=" MOAT_PROTO_POD_TAG);
 }
 
+/* A snapshot's ends (vm-snapshot.h): the stream to restore, which resumes the guest as it was
+ * saved (running: QEMU starts it at once), or the monitor a save goes through. Neither is a
+ * device: a guest saved by one command line restores under the other. */
+static void add_snapshot(struct argv_builder *b, const struct moat_vm_launch *l)
+{
+	if (l->incoming) {
+		add(b, "-incoming");
+		addf(b, "fd:%d", MOAT_VM_QEMU_INCOMING_FD);
+	}
+	if (l->qmp) {
+		add(b, "-chardev");
+		addf(b, "socket,id=qmp,fd=%d", MOAT_VM_QEMU_QMP_FD);
+		add(b, "-mon");
+		add(b, "chardev=qmp,mode=control");
+	}
+}
+
 char **moat_vm_qemu_argv(const struct moat_vm_launch *l)
 {
 	struct argv_builder b = { 0 };
@@ -223,6 +240,7 @@ char **moat_vm_qemu_argv(const struct moat_vm_launch *l)
 	add_nics(&b, l);
 	add_share(&b, l);
 	add_pod_share(&b, l);
+	add_snapshot(&b, l);
 	return b.v;
 }
 
@@ -231,7 +249,7 @@ void moat_vm_argv_free(char **argv)
 	strv_free(argv);
 }
 
-#define FIXED_END MOAT_VM_QEMU_NIC_FD(MOAT_VM_MAX_NICS)
+#define FIXED_END (MOAT_VM_QEMU_QMP_FD + 1)
 
 /* fd, moved above every number QEMU finds something at (-1 stays -1). */
 static int above_fixed(int fd)
@@ -248,12 +266,24 @@ static int place_nics(const struct moat_vm_launch *l, const int *taps)
 	return 0;
 }
 
-/* In the child: the agent's (and the egress tunnel's) socket at their numbers, nothing
- * else but stdio and the error pipe, then QEMU; an exec failure goes up the pipe. */
+/* fd (above them all already) at number, if wanted; -1 when that failed. */
+static int place(bool wanted, int fd, int number)
+{
+	if (wanted)
+		return fd < 0 ? -1 : dup2(fd, number);
+	close(number);
+	return 0;
+}
+
+/* In the child: the agent's (and the egress tunnel's, the taps', the snapshot's) fds at their
+ * numbers, nothing else but stdio and the error pipe, then QEMU; an exec failure goes up the
+ * pipe. */
 static _Noreturn void child_exec(const struct moat_vm_launch *l, char **argv, int err_fd)
 {
 	int qemu_fd = above_fixed(l->qemu_fd), agent_fd = above_fixed(l->agent_fd);
 	int egress_fd = l->egress ? above_fixed(l->egress_fd) : -1;
+	int incoming_fd = l->incoming ? above_fixed(l->incoming_fd) : -1;
+	int qmp_fd = l->qmp ? above_fixed(l->qmp_fd) : -1;
 	int child_errno, taps[MOAT_VM_MAX_NICS];
 
 	if (l->n_nics > MOAT_VM_MAX_NICS)
@@ -262,13 +292,14 @@ static _Noreturn void child_exec(const struct moat_vm_launch *l, char **argv, in
 		taps[i] = above_fixed(l->nic_fds[i]);
 	err_fd = above_fixed(err_fd);
 	if ((l->qemu_fd >= 0 && qemu_fd < 0) || agent_fd < 0 || err_fd < 0 ||
-	    (l->egress && egress_fd < 0) || dup2(agent_fd, MOAT_VM_QEMU_AGENT_FD) < 0 ||
-	    (l->egress && dup2(egress_fd, MOAT_VM_QEMU_EGRESS_FD) < 0) || place_nics(l, taps) < 0)
+	    dup2(agent_fd, MOAT_VM_QEMU_AGENT_FD) < 0 ||
+	    place(l->egress, egress_fd, MOAT_VM_QEMU_EGRESS_FD) < 0 || place_nics(l, taps) < 0 ||
+	    place(l->incoming, incoming_fd, MOAT_VM_QEMU_INCOMING_FD) < 0 ||
+	    place(l->qmp, qmp_fd, MOAT_VM_QEMU_QMP_FD) < 0)
 		_exit(127);
-	if (!l->egress)
-		close(MOAT_VM_QEMU_EGRESS_FD);
-	if (MOAT_VM_QEMU_NIC_FD(l->n_nics) < FIXED_END)
-		close_range((unsigned)MOAT_VM_QEMU_NIC_FD(l->n_nics), FIXED_END - 1, 0);
+	if (MOAT_VM_QEMU_NIC_FD(l->n_nics) < MOAT_VM_QEMU_INCOMING_FD)
+		close_range((unsigned)MOAT_VM_QEMU_NIC_FD(l->n_nics), MOAT_VM_QEMU_INCOMING_FD - 1,
+			    0);
 	close_range(FIXED_END, ~0U, CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC);
 	exec_qemu(l, qemu_fd, argv);
 	child_errno = errno;

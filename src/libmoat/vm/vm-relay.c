@@ -53,6 +53,7 @@ struct relay {
 	struct moat_buf in, out; /* frames from and to the agent */
 	int sigfd;
 	bool ready, exited;
+	bool heard; /* a message came from the agent */
 	uint32_t next_id;
 	struct proc procs[RELAY_MAX_PROCS];
 	int code;
@@ -262,6 +263,7 @@ static int on_message(struct relay *s, struct moat_msg *m)
 {
 	struct proc *p = find(s, m->id);
 
+	s->heard = true;
 	if (m->type == MOAT_MSG_READY)
 		return on_ready(s);
 	if (!s->ready)
@@ -554,6 +556,15 @@ static int read_client(struct relay *s, struct proc *p)
 
 static int vmm_died(struct relay *s, int status)
 {
+	/* a restore that fails (a damaged file, a QEMU that cannot load it) ends QEMU early */
+	if (s->r->snapshot != NULL && !s->heard)
+		return moat_error_msg(s->err, EIO,
+				      "microvm: QEMU could not restore the guest from the snapshot "
+				      "%s (it exited with status %d; delete the file, or set "
+				      "annotations.moat.vm.boot=cold)",
+				      s->r->snapshot,
+				      WIFEXITED(status) ? WEXITSTATUS(status)
+							: 128 + WTERMSIG(status));
 	if (WIFSIGNALED(status))
 		return moat_error_msg(s->err, EIO, "microvm: QEMU was killed by signal %d",
 				      WTERMSIG(status));
@@ -702,7 +713,10 @@ int moat_vm_relay_run(struct moat_vm_relay *rl, int *ret_code, moat_error *err)
 	fcntl(rl->agent_fd, F_SETFL, fcntl(rl->agent_fd, F_GETFL) | O_NONBLOCK);
 	if (rl->exec_fd >= 0)
 		fcntl(rl->exec_fd, F_SETFL, fcntl(rl->exec_fd, F_GETFL) | O_NONBLOCK);
-	r = loop(&s);
+	/* a restored agent is where it was saved: READY sent, waiting for START */
+	r = rl->snapshot != NULL ? on_ready(&s) : 0;
+	if (r == 0)
+		r = loop(&s);
 	shut_down(&s);
 	close(s.sigfd);
 	moat_buf_free(&s.in);

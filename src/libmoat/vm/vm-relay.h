@@ -33,6 +33,8 @@ struct moat_vm_relay {
 	int exec_fd;                        /* listening socket for moat exec (vm-exec.h), or -1 */
 	int boot_timeout_ms;                /* READY must come within this, not counting
 					     * the time QEMU waited for a CPU */
+	const char *snapshot; /* the guest is restored from this snapshot (vm-snapshot.h), whose
+			       * agent sent READY before it was saved: START goes at once */
 };
 
 /* Run the session to its end; *ret_code is the workload's exit code. A guest that breaks

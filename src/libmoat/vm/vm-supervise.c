@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <termios.h>
 #include <time.h>
@@ -33,6 +34,11 @@ void moat_vm_session_free(struct moat_vm_session *s)
 		close(s->exec_fd);
 	if (s->pod_conn >= 0)
 		close(s->pod_conn);
+	if (s->snapshot_fd >= 0)
+		close(s->snapshot_fd);
+	if (s->snapshot_save_fd >= 0)
+		close(s->snapshot_save_fd);
+	free(s->snapshot_path);
 	free(s->pod_share);
 	moat_vm_net_start_free(&s->start);
 	moat_vm_start_free(&s->start);
@@ -124,18 +130,24 @@ static void add_nics(struct moat_vm_launch *l, const struct moat_vm_net *net, in
 	l->nic_macs = (const uint8_t(*)[6])macs;
 }
 
+void moat_vm_session_launch(const struct moat_vm_session *s, struct moat_vm_launch *ret)
+{
+	*ret = (struct moat_vm_launch){ .qemu = MOAT_VM_JAIL_QEMU,
+					.qemu_fd = s->qemu_fd,
+					.kernel = MOAT_VM_JAIL_KERNEL,
+					.initramfs = MOAT_VM_JAIL_INITRAMFS,
+					.rootfs = MOAT_VM_JAIL_ROOTFS,
+					.rootfs_readonly = s->share_readonly,
+					.pod_share = MOAT_VM_JAIL_POD,
+					.vm = &s->vm,
+					.egress = s->egress };
+}
+
 int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 {
 	struct moat_msg_start start = moat_vm_start_message(s);
 	moat_error err = MOAT_ERROR_INIT;
-	struct moat_vm_launch l = { .qemu = MOAT_VM_JAIL_QEMU,
-				    .qemu_fd = s->qemu_fd,
-				    .kernel = MOAT_VM_JAIL_KERNEL,
-				    .initramfs = MOAT_VM_JAIL_INITRAMFS,
-				    .rootfs = MOAT_VM_JAIL_ROOTFS,
-				    .rootfs_readonly = s->share_readonly,
-				    .pod_share = MOAT_VM_JAIL_POD,
-				    .vm = &s->vm };
+	struct moat_vm_launch l;
 	struct moat_vm_relay r = { .in_fd = 0,
 				   .out_fd = 1,
 				   .err_fd = 2,
@@ -144,9 +156,22 @@ int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 				   .exec_fd = s->exec_fd,
 				   .boot_timeout_ms = VM_BOOT_TIMEOUT_MS };
 	int sp[2], ep[2] = { -1, -1 }, code = -1, nic_fds[MOAT_VM_MAX_NICS];
-	uint8_t nic_macs[MOAT_VM_MAX_NICS][6];
+	uint8_t nic_macs[MOAT_VM_MAX_NICS][6], seed[MOAT_PROTO_SEED_SIZE];
 	pid_t tunnel;
 
+	/* every restore of a snapshot starts with one RNG state: the agent reseeds it with this */
+	if (getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed)) {
+		moat_error_set(&err, errno, "microvm: getrandom for the guest's seed");
+		goto fail;
+	}
+	start.seed = seed;
+	start.seed_len = sizeof(seed);
+	moat_vm_session_launch(s, &l);
+	if (s->snapshot_fd >= 0) {
+		l.incoming = true;
+		l.incoming_fd = s->snapshot_fd;
+		r.snapshot = s->snapshot_path;
+	}
 	/* QEMU runs as the same uid: it may not ptrace or read the supervisor, which holds the
 	 * exec clients' fds and speaks for the container. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -159,7 +184,6 @@ int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 		moat_error_set(&err, errno, "microvm: socketpair for the egress tunnel");
 		goto fail;
 	}
-	l.egress = s->egress;
 	l.egress_fd = ep[1];
 	add_nics(&l, &s->net, nic_fds, nic_macs);
 	if (moat_vm_launch(&l, &r.vmm, &err) < 0)

@@ -15,6 +15,7 @@
 #include "error.h"
 #include "proto.h"
 #include "rootfs.h"
+#include "vm-launch.h"
 #include "vm-net.h"
 #include "vm-select.h"
 
@@ -35,7 +36,17 @@ struct moat_vm_session {
 	char *pod_share;        /* the pod's share on the host (vm-pod.h); NULL for a member */
 	bool member;            /* a member of another microVM's pod: no VM of its own */
 	int pod_conn;           /* a member: connected to its pod's supervisor; -1 */
+	/* moat.vm.boot=snapshot (vm-snapshot.h), sent by create before CGROUP_DONE: the file the
+	 * guest is restored from (its path on the host, for errors), and while create makes it,
+	 * its writable end for the init to save into before READY; -1 otherwise */
+	int snapshot_fd;
+	char *snapshot_path;
+	int snapshot_save_fd;
 };
+
+/* QEMU's settings for s's VM, as the supervisor starts it, without the fds of the moment:
+ * agent_fd, egress_fd, the taps and a snapshot's. */
+void moat_vm_session_launch(const struct moat_vm_session *s, struct moat_vm_launch *ret);
 
 /* START as the guest gets it: each bind of the workload's at the place in the rootfs the init
  * made it, and the host's clock. The copy borrows everything but its mounts array, which
