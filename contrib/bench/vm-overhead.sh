@@ -51,9 +51,11 @@ mkdir -p "$work/bundle/rootfs/bin"
 cp /bin/busybox "$work/bundle/rootfs/bin/"
 for a in sh sleep; do ln -s busybox "$work/bundle/rootfs/bin/$a"; done
 "$moat" spec --bundle "$work/bundle"
+# booted, as a Kubernetes pod's VM is: its CNI interface rules out a snapshot (vm-snapshot.h)
 jq --arg accel "$accel" '.process.args = ["sh", "-c", "echo up; exec sleep 600"]
 	| .process.terminal = false | .root.readonly = false
 	| .annotations["moat.isolation"] = "microvm" | .annotations["moat.vm.accel"] = $accel
+	| .annotations["moat.vm.boot"] = "cold"
 	| .linux.namespaces |= map(select(.type != "user"))
 	| del(.linux.uidMappings, .linux.gidMappings)' \
 	"$work/bundle/config.json" >"$work/config.json"
