@@ -323,12 +323,6 @@ int moat_vm_launch(const struct moat_vm_launch *l, pid_t *ret_pid, moat_error *e
 	if (pid == 0) {
 		close(e[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		/* QEMU asks for transparent huge pages for guest memory (MADV_HUGEPAGE): a
-		 * restore writes the snapshot's pages all over it, and each 4 KiB written
-		 * faulted in 2 MiB (270 MiB of huge pages for 34 MB saved). Kept across exec;
-		 * a failure costs memory, not correctness. A boot keeps them. */
-		if (l->incoming)
-			prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 		child_exec(l, argv, e[1]);
 	}
 	close(e[1]);
