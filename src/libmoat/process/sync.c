@@ -97,7 +97,7 @@ int moat_sync_send_fd_text(int fd, enum moat_sync_type type, int64_t value, int 
 	if (text != NULL && strlen(text) >= sizeof(m.msg))
 		return moat_error_msg(err, ENAMETOOLONG, "sync: a text of %zu bytes", strlen(text));
 	if (text != NULL)
-		strcpy(m.msg, text);
+		snprintf(m.msg, sizeof(m.msg), "%s", text);
 	return send_with_fd(fd, &m, sizeof(m), passed_fd, err);
 }
 

@@ -7,21 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "utils.h"
 
 /* A greeting or a reply is a few hundred bytes; query-migrate's a few more. */
 #define QMP_MAX_LINE (64 << 10)
-
-uint64_t moat_qmp_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 void moat_qmp_freep(yajl_val *v)
 {
@@ -34,7 +25,7 @@ int moat_vm_wait_fd(int fd, short events, uint64_t deadline_ms, moat_error *err)
 	struct pollfd p = { .fd = fd, .events = events };
 
 	for (;;) {
-		uint64_t now = moat_qmp_now_ms();
+		uint64_t now = moat_monotonic_ms();
 		int r;
 
 		if (now >= deadline_ms)

@@ -14,7 +14,7 @@
 
 struct moat_qmp {
 	int fd;
-	uint64_t deadline_ms; /* CLOCK_MONOTONIC: every wait ends by then */
+	uint64_t deadline_ms; /* moat_monotonic_ms(): every wait ends by then */
 	struct moat_buf in;
 };
 
@@ -31,7 +31,5 @@ int moat_vm_wait_fd(int fd, short events, uint64_t deadline_ms, moat_error *err)
 
 /* For __attribute__((cleanup)): a parsed value, freed. */
 void moat_qmp_freep(yajl_val *v);
-/* Now, on the clock deadlines are kept in. */
-uint64_t moat_qmp_now_ms(void);
 
 #endif

@@ -92,7 +92,7 @@ static int wait_migrated(struct moat_qmp *q, moat_error *err)
 			return moat_error_msg(err, EIO, "the migration %s: %s", status,
 					      desc ? YAJL_GET_STRING(desc) : "no reason given");
 		}
-		if (moat_qmp_now_ms() >= q->deadline_ms)
+		if (moat_monotonic_ms() >= q->deadline_ms)
 			return moat_error_msg(err, ETIMEDOUT, "the migration did not end in time");
 		usleep(POLL_MS * 1000);
 	}
@@ -118,7 +118,7 @@ static int migrate(struct moat_qmp *q, int fd, moat_error *err)
 
 int moat_vm_snapshot_save(const struct moat_vm_session *s, int fd, moat_error *err)
 {
-	uint64_t deadline = moat_qmp_now_ms() + SAVE_TIMEOUT_MS;
+	uint64_t deadline = moat_monotonic_ms() + SAVE_TIMEOUT_MS;
 	struct moat_qmp q = { .fd = -1 };
 	struct moat_vm_launch l;
 	int sp[2] = { -1, -1 }, qp[2] = { -1, -1 }, r = -1;

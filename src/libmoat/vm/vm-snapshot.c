@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "sha256.h"
-#include "strv.h"
 #include "utils.h"
 #include "vm-launch.h"
 
