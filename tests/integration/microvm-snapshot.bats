@@ -36,8 +36,10 @@ snapshot_files() {
 	first=${lines[0]}
 	inode=$(stat -c %i "$first")
 
-	# the second restores it: the same file, no other
+	# the second restores it: the same file, no other (it runs until killed: an echo could
+	# have exited before the kill)
 	CID=$CID-2
+	cfg_sh 'sleep 600'
 	moat_create_started
 	run state_of
 	assert_success
