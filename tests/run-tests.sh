@@ -40,6 +40,7 @@ passed=0
 failed=0
 skipped=0
 failures=()
+details=()
 
 MOAT_BINARY=${MOAT_BINARY:-$PWD/moat}
 case $MOAT_BINARY in
@@ -83,8 +84,16 @@ selected() {
 tally() {
 	local label=$1 status=$2 line planned=0 seen=0 bad=0 re_plan='^1\.\.([0-9]+)'
 	local re_result='^(not )?ok( |$)' re_skip='^(not )?ok( .*)?#[[:space:]]*skip( |$)'
+	local detail=-1
 
 	while IFS= read -r line; do
+		# the first failures' own lines, kept for the summary (a CI log is often read
+		# from its end)
+		if ((detail >= 0)) && [[ $line == "# "* ]] && ((${#details[detail]} < 1500)); then
+			details[detail]+=$'\n'"#     ${line#\# }"
+			continue
+		fi
+		detail=-1
 		if [[ $line =~ $re_plan ]]; then
 			planned=$((planned + BASH_REMATCH[1]))
 		elif [[ ${line,,} =~ $re_skip ]]; then
@@ -96,6 +105,10 @@ tally() {
 				bad=$((bad + 1))
 				failed=$((failed + 1))
 				failures+=("$label: ${line#not ok }")
+				if ((${#details[@]} < 3)); then
+					detail=${#details[@]}
+					details[detail]="#   $label: ${line#not ok }"
+				fi
 			else
 				passed=$((passed + 1))
 			fi
@@ -196,6 +209,10 @@ fi
 
 run_bats "${last_files[@]}"
 
+if ((${#details[@]} > 0)); then
+	echo "# The first failures, with what they printed:"
+	printf '%s\n' "${details[@]}"
+fi
 if ((${#failures[@]} > 0)); then
 	echo "# Failed:"
 	printf '#   %s\n' "${failures[@]}"
