@@ -53,8 +53,9 @@ snapshot_files() {
 	assert_equal "$(stat -c %i "$first")" "$inode"
 }
 
-@test "microvm snapshot: restored guests get the host's entropy: their boot ids and urandom differ" {
-	script='cat /proc/sys/kernel/random/boot_id; head -c 16 /dev/urandom | od -An -tx1 | tr -d " "'
+@test "microvm snapshot: restored guests get the host's entropy: their boot ids and urandom differ; their clock is the TSC" {
+	script='cat /proc/sys/kernel/random/boot_id; head -c 16 /dev/urandom | od -An -tx1 | tr -d " "
+		cat /sys/devices/system/clocksource/clocksource0/current_clocksource'
 	# the first makes the snapshot; the next two are restored from it
 	run_sh "$script"
 	assert_success
@@ -66,10 +67,13 @@ snapshot_files() {
 	run_sh "$script"
 	assert_success
 	b=("${lines[@]}")
-	assert_equal "${#a[@]}" 2
-	assert_equal "${#b[@]}" 2
+	assert_equal "${#a[@]}" 3
+	assert_equal "${#b[@]}" 3
 	[[ ${a[0]} != "${b[0]}" ]] || fail "two restores share the boot id ${a[0]}"
 	[[ ${a[1]} != "${b[1]}" ]] || fail "two restores read the same urandom bytes ${a[1]}"
+	# not jiffies: a guest saved after losing its TSC hung every restore (clocksource-watchdog)
+	assert_equal "${a[2]}" tsc
+	assert_equal "${b[2]}" tsc
 }
 
 @test "microvm snapshot: moat.vm.boot=cold boots without the cache, and the state says cold" {

@@ -21,6 +21,7 @@
 #include "vm-guest-spec.h"
 #include "vm-launch.h"
 #include "vm-select.h"
+#include "vm-tsc.h"
 
 static struct oci_config *config(const char *json)
 {
@@ -367,6 +368,7 @@ static void test_qemu_argv(void **state)
 				    .initramfs = "/i",
 				    .rootfs = "/root,fs",
 				    .vm = &vm,
+				    .tsc_khz = 2096000,
 				    .agent_fd = 5 };
 	char **argv = moat_vm_qemu_argv(&l);
 
@@ -382,6 +384,11 @@ static void test_qemu_argv(void **state)
 	for (size_t i = 0; argv[i] != NULL; i++)
 		if (strcmp(argv[i], "-append") == 0)
 			assert_non_null(strstr(argv[i + 1], " no_timer_check "));
+	/* under TCG the TSC stays the clock on a busy host (clocksource-watchdog) */
+	for (size_t i = 0; argv[i] != NULL; i++)
+		if (strcmp(argv[i], "-append") == 0)
+			assert_non_null(
+				strstr(argv[i + 1], " tsc=reliable tsc_early_khz=2096000 "));
 	assert_true(argv_has(
 		argv, "-sandbox",
 		"on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"));
@@ -426,6 +433,20 @@ static void test_qemu_argv(void **state)
 	moat_vm_argv_free(argv);
 }
 
+/* The TSC rate for a TCG guest (clocksource-watchdog): the same twice, since it is part of a
+ * snapshot's key, and in whole MHz. */
+static void test_host_tsc_khz(void **state)
+{
+	uint32_t a = moat_vm_host_tsc_khz(), b = moat_vm_host_tsc_khz();
+
+	(void)state;
+#if defined(__x86_64__)
+	assert_true(a >= 100000);
+#endif
+	assert_int_equal(a, b);
+	assert_int_equal(a % 1000, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_memory_update),   cmocka_unit_test(test_start_message),
 		cmocka_unit_test(test_start_seccomp),   cmocka_unit_test(test_start_namespaces),
 		cmocka_unit_test(test_start_resources), cmocka_unit_test(test_qemu_argv),
+		cmocka_unit_test(test_host_tsc_khz),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -40,6 +40,7 @@
 #include "vm-pod.h"
 #include "vm-select.h"
 #include "vm-snapshot.h"
+#include "vm-tsc.h"
 #include "utils.h"
 
 /* Everything create has made so far, so a failure can undo exactly that. */
@@ -290,6 +291,8 @@ static int check_isolation(struct build *b, moat_error *err)
 		return moat_error_ret(err);
 	b->vm = new_session(c);
 	b->vm->qemu_fd = b->assets.qemu_fd;
+	if (c->accel == MOAT_VM_ACCEL_TCG)
+		b->vm->tsc_khz = moat_vm_host_tsc_khz();
 	b->vm->egress = b->egress_on || b->o->egress_tunnel;
 	return moat_vm_start_build(b->cfg, b->seccomp, &b->vm->start, err);
 }

@@ -2,6 +2,7 @@
 /* moat: starting the VMM (vm-launch.h). */
 #include "vm-launch.h"
 
+#include <inttypes.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -110,6 +111,8 @@ static void add_machine(struct argv_builder *b, const struct moat_vm_launch *l)
 /* The guest kernel, the agent's initramfs, and what the kernel's command line tells both. */
 static void add_kernel(struct argv_builder *b, const struct moat_vm_launch *l)
 {
+	char tsc[40] = "";
+
 	add(b, "-kernel");
 	add(b, l->kernel);
 	add(b, "-initrd");
@@ -119,10 +122,21 @@ static void add_kernel(struct argv_builder *b, const struct moat_vm_launch *l)
 	 * panics ("IO-APIC + timer doesn't work!") when fewer than 4 arrive. Under TCG on a
 	 * host whose CPUs are busy, QEMU's vCPU thread can be starved for that long, and the
 	 * guest died before its console was up: QEMU exited 0, the run was lost. The timer
-	 * is QEMU's own and known to work. */
-	addf(b, "console=hvc0%s panic=-1 reboot=t no_timer_check moat.rootfs=%s%s%s",
-	     l->kernel_messages ? "" : " quiet", l->virtiofs_socket ? "virtiofs" : "9p",
-	     l->debug_exit ? " moat.debugexit=1" : "", l->egress ? " moat.egress=1" : "");
+	 * is QEMU's own and known to work.
+	 * tsc=reliable, under TCG: the kernel's clocksource watchdog compares the TSC with
+	 * jiffies, and when a busy host delays the vCPU's ticks it declares the TSC unstable
+	 * and falls back to jiffies. Such a guest saved as a snapshot hung every guest restored
+	 * from it (the restored kernel spun and never answered START; microvm-snapshot.bats,
+	 * clocksource-watchdog). TCG's TSC is the host's, which runs steadily.
+	 * tsc_early_khz: its rate, which the guest would otherwise measure against the PIT, and
+	 * that fails on a busy host too (vm-tsc.h). */
+	if (l->tsc_khz > 0)
+		snprintf(tsc, sizeof(tsc), " tsc_early_khz=%" PRIu32, l->tsc_khz);
+	addf(b, "console=hvc0%s panic=-1 reboot=t no_timer_check%s%s moat.rootfs=%s%s%s",
+	     l->kernel_messages ? "" : " quiet",
+	     l->vm->accel == MOAT_VM_ACCEL_KVM ? "" : " tsc=reliable", tsc,
+	     l->virtiofs_socket ? "virtiofs" : "9p", l->debug_exit ? " moat.debugexit=1" : "",
+	     l->egress ? " moat.egress=1" : "");
 	if (l->debug_exit) {
 		add(b, "-device");
 		add(b, "isa-debug-exit,iobase=0xf4,iosize=0x04");

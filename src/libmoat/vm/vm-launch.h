@@ -16,6 +16,7 @@
 #define MOAT_VM_LAUNCH_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -31,9 +32,11 @@ struct moat_vm_launch {
 	const char *pod_share;   /* the directory shared as the pod's (vm-pod.h); NULL: none */
 	const char *console_log; /* where the guest kernel's console goes; NULL: nowhere */
 	const struct moat_vm_choice *vm;
-	int agent_fd;  /* QEMU's end of the agent's socket */
-	bool egress;   /* a second port, moat.egress (src/proto/tunnel.h), on egress_fd */
-	int egress_fd; /* QEMU's end of the egress tunnel's socket */
+	uint32_t tsc_khz; /* TCG: the host's TSC rate (vm-tsc.h), the guest's tsc_early_khz; 0:
+			   * the guest calibrates */
+	int agent_fd;     /* QEMU's end of the agent's socket */
+	bool egress;      /* a second port, moat.egress (src/proto/tunnel.h), on egress_fd */
+	int egress_fd;    /* QEMU's end of the egress tunnel's socket */
 	/* virtio-net devices (docs/microvm-network.md): a tap fd and its MAC each */
 	size_t n_nics;
 	const int *nic_fds;

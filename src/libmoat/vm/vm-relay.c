@@ -574,6 +574,21 @@ static int vmm_died(struct relay *s, int status)
 			      WEXITSTATUS(status));
 }
 
+static int no_answer(struct relay *s, long long waited)
+{
+	if (s->r->snapshot != NULL)
+		return moat_error_msg(s->err, ETIMEDOUT,
+				      "microvm: the guest restored from the snapshot %s did not "
+				      "answer within %d ms (besides %lld ms QEMU waited for a "
+				      "CPU): delete the file, or set "
+				      "annotations.moat.vm.boot=cold",
+				      s->r->snapshot, s->r->boot_timeout_ms, waited);
+	return moat_error_msg(s->err, ETIMEDOUT,
+			      "microvm: the guest agent did not answer within %d ms of boot "
+			      "(besides %lld ms QEMU waited for a CPU)",
+			      s->r->boot_timeout_ms, waited);
+}
+
 /* The poll set: the agent, the signals, the exec socket once the guest is up, each
  * process's stdin (up to *ret_stdin_end), then each exec client's connection. */
 static size_t poll_set(struct relay *s, struct pollfd *p, struct proc **owner,
@@ -648,14 +663,14 @@ static int loop(struct relay *s)
 			s->r->vmm = 0;
 			return vmm_died(s, status);
 		}
-		if (!s->ready && now_ms() - boot_start > s->r->boot_timeout_ms &&
+		/* a cold guest's READY, or a restored guest's first answer to START: a guest
+		 * that never answers (a snapshot saved broken) fails the run, it does not
+		 * hang it */
+		if ((!s->ready || (s->r->snapshot != NULL && !s->heard)) &&
+		    now_ms() - boot_start > s->r->boot_timeout_ms &&
 		    now_ms() - boot_start - (waited = vmm_cpu_wait_ms(s->r->vmm) - wait_start) >
 			    s->r->boot_timeout_ms)
-			return moat_error_msg(s->err, ETIMEDOUT,
-					      "microvm: the guest agent did not answer within "
-					      "%d ms of boot (besides %lld ms QEMU waited for a "
-					      "CPU)",
-					      s->r->boot_timeout_ms, MAX(waited, 0LL));
+			return no_answer(s, MAX(waited, 0LL));
 	}
 	return 0;
 }

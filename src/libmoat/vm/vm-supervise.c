@@ -140,6 +140,7 @@ void moat_vm_session_launch(const struct moat_vm_session *s, struct moat_vm_laun
 					.rootfs_readonly = s->share_readonly,
 					.pod_share = MOAT_VM_JAIL_POD,
 					.vm = &s->vm,
+					.tsc_khz = s->tsc_khz,
 					.egress = s->egress };
 }
 

@@ -22,6 +22,7 @@
 /* What the init needs to be the supervisor, or a pod member's relay (vm-member.h). */
 struct moat_vm_session {
 	struct moat_vm_choice vm;
+	uint32_t tsc_khz;                  /* TCG: the host's TSC rate (vm-tsc.h); 0: unknown */
 	struct moat_msg_start start;       /* for the workload (a member: its CONTAINER) */
 	int exec_fd;                       /* the listening socket moat connects to (vm-socket.h) */
 	int qemu_fd;                       /* the host's QEMU (moat_vm_assets.qemu_fd, not owned) */

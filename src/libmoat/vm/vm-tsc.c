@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* moat: the host's TSC rate (vm-tsc.h).
+ *
+ * Two samples 20 ms apart, each a TSC read between two reads of CLOCK_MONOTONIC_RAW that
+ * are at most 5 us apart (a sample the scheduler interrupted is taken again): the rate's
+ * error is then below 1e-3 MHz at a few GHz, well inside the rounding to a whole MHz.
+ */
+#include "vm-tsc.h"
+
+#include <stdbool.h>
+#include <time.h>
+
+#define SPAN_NS 20000000LL
+#define BRACKET_NS 5000LL
+#define TRIES 50
+
+static long long raw_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+#if defined(__x86_64__)
+static uint64_t tsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("lfence; rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/* A TSC read and the time it was taken at, to within BRACKET_NS. */
+static bool sample(uint64_t *ret_tsc, long long *ret_ns)
+{
+	for (int i = 0; i < TRIES; i++) {
+		long long before = raw_ns();
+		uint64_t t = tsc();
+		long long after = raw_ns();
+
+		if (after - before <= BRACKET_NS) {
+			*ret_tsc = t;
+			*ret_ns = before + (after - before) / 2;
+			return true;
+		}
+	}
+	return false;
+}
+
+uint32_t moat_vm_host_tsc_khz(void)
+{
+	struct timespec pause = { 0, SPAN_NS };
+	uint64_t t0, t1;
+	long long n0, n1;
+	double mhz;
+
+	if (!sample(&t0, &n0))
+		return 0;
+	nanosleep(&pause, NULL);
+	if (!sample(&t1, &n1) || n1 <= n0 || t1 <= t0)
+		return 0;
+	mhz = (double)(t1 - t0) * 1000.0 / (double)(n1 - n0);
+	if (mhz < 100.0 || mhz > 100000.0)
+		return 0;
+	return (uint32_t)(mhz + 0.5) * 1000;
+}
+#else
+uint32_t moat_vm_host_tsc_khz(void)
+{
+	(void)raw_ns;
+	return 0;
+}
+#endif
