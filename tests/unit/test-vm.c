@@ -4,6 +4,7 @@
  * (vm-guest-spec.c); QEMU's command line (vm-launch.c).
  * Run with CMOCKA_MESSAGE_OUTPUT=TAP for TAP output. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -21,6 +24,7 @@
 #include "vm-guest-spec.h"
 #include "vm-launch.h"
 #include "vm-select.h"
+#include "vm-snapshot.h"
 #include "vm-tsc.h"
 
 static struct oci_config *config(const char *json)
@@ -447,6 +451,53 @@ static void test_host_tsc_khz(void **state)
 	assert_int_equal(a % 1000, 0);
 }
 
+/* name i of the cache: 64 hex digits */
+static void snapshot_name(char *buf, int i)
+{
+	snprintf(buf, 65, "%064x", i);
+}
+
+/* Ten snapshots, each with its lock, the oldest first: the newest 7 and the one being kept
+ * (the oldest) stay, with their locks; the others go with theirs. */
+static void test_snapshot_evict(void **state)
+{
+	char dir[] = "/tmp/moat-test-evict.XXXXXX", name[65], lock[80];
+	int dirfd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dirfd >= 0);
+	for (int i = 0; i < 10; i++) {
+		struct timespec t[2] = { { 1000 + i, 0 }, { 1000 + i, 0 } };
+		int fd;
+
+		snapshot_name(name, i);
+		snprintf(lock, sizeof(lock), "%s.lock", name);
+		fd = openat(dirfd, name, O_CREAT | O_WRONLY | O_CLOEXEC, 0400);
+		assert_true(fd >= 0);
+		assert_int_equal(futimens(fd, t), 0);
+		close(fd);
+		fd = openat(dirfd, lock, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+		assert_true(fd >= 0);
+		close(fd);
+	}
+	snapshot_name(name, 0);
+	moat_vm_snapshot_evict(dirfd, name);
+	for (int i = 0; i < 10; i++) {
+		bool kept = i == 0 || i >= 3;
+
+		snapshot_name(name, i);
+		snprintf(lock, sizeof(lock), "%s.lock", name);
+		assert_int_equal(faccessat(dirfd, name, F_OK, 0) == 0, kept);
+		assert_int_equal(faccessat(dirfd, lock, F_OK, 0) == 0, kept);
+		unlinkat(dirfd, name, 0);
+		unlinkat(dirfd, lock, 0);
+	}
+	close(dirfd);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,7 +505,7 @@ int main(void)
 		cmocka_unit_test(test_memory_update),   cmocka_unit_test(test_start_message),
 		cmocka_unit_test(test_start_seccomp),   cmocka_unit_test(test_start_namespaces),
 		cmocka_unit_test(test_start_resources), cmocka_unit_test(test_qemu_argv),
-		cmocka_unit_test(test_host_tsc_khz),
+		cmocka_unit_test(test_host_tsc_khz),    cmocka_unit_test(test_snapshot_evict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -224,8 +224,7 @@ int moat_vm_snapshot_open(enum moat_vm_boot want, const struct moat_vm_assets *a
 	return make_file(snap, s, err);
 }
 
-/* The oldest snapshots beyond MOAT_VM_SNAPSHOT_KEEP, deleted (never keep). */
-static void evict(int dirfd, const char *keep)
+void moat_vm_snapshot_evict(int dirfd, const char *keep)
 {
 	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -234,6 +233,7 @@ static void evict(int dirfd, const char *keep)
 		struct timespec mtime;
 	} all[64];
 	size_t n = 0, oldest;
+	char lock[64 + sizeof(".lock")];
 	struct dirent *e;
 	struct stat st;
 
@@ -258,6 +258,10 @@ static void evict(int dirfd, const char *keep)
 			     all[i].mtime.tv_nsec < all[oldest].mtime.tv_nsec))
 				oldest = i;
 		unlinkat(dirfd, all[oldest].name, 0);
+		/* a create that waits on it then makes a file nobody else waits for: at worst
+		 * the same snapshot twice, the second link refused */
+		snprintf(lock, sizeof(lock), "%.64s.lock", all[oldest].name);
+		unlinkat(dirfd, lock, 0);
 		all[oldest] = all[--n];
 	}
 }
@@ -274,7 +278,7 @@ int moat_vm_snapshot_commit(struct moat_vm_snapshot *snap, moat_error *err)
 	if (linkat(AT_FDCWD, proc, snap->dirfd, snap->key, AT_SYMLINK_FOLLOW) < 0 &&
 	    errno != EEXIST)
 		return moat_error_set(err, errno, "microvm: name the new snapshot %s", snap->key);
-	evict(snap->dirfd, snap->key);
+	moat_vm_snapshot_evict(snap->dirfd, snap->key);
 	moat_vm_snapshot_release(snap);
 	return 0;
 }

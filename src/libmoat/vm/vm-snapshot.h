@@ -60,6 +60,10 @@ int moat_vm_snapshot_open(enum moat_vm_boot want, const struct moat_vm_assets *a
 int moat_vm_snapshot_commit(struct moat_vm_snapshot *snap, moat_error *err);
 void moat_vm_snapshot_release(struct moat_vm_snapshot *snap);
 
+/* The cache at dirfd cut to its newest MOAT_VM_SNAPSHOT_KEEP snapshots (by mtime), keep among
+ * them whatever its age; an evicted snapshot's lock goes with it. */
+void moat_vm_snapshot_evict(int dirfd, const char *keep);
+
 /* In the jail, the init's child: boot s's VM to READY and save it into fd. */
 int moat_vm_snapshot_save(const struct moat_vm_session *s, int fd, moat_error *err);
 
