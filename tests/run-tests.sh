@@ -89,8 +89,10 @@ tally() {
 	while IFS= read -r line; do
 		# the first failures' own lines, kept for the summary (a CI log is often read
 		# from its end)
-		if ((detail >= 0)) && [[ $line == "# "* ]] && ((${#details[detail]} < 1500)); then
-			details[detail]+=$'\n'"#     ${line#\# }"
+		if ((detail >= 0)) && [[ $line == "#" || $line == "# "* ]] &&
+			((${#details[detail]} < 1500)); then
+			line=${line#\#}
+			details[detail]+=$'\n'"#    $line"
 			continue
 		fi
 		detail=-1
