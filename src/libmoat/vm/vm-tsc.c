@@ -2,8 +2,10 @@
 /* moat: the host's TSC rate (vm-tsc.h).
  *
  * Two samples 20 ms apart, each a TSC read between two reads of CLOCK_MONOTONIC_RAW that
- * are at most 5 us apart (a sample the scheduler interrupted is taken again): the rate's
- * error is then below 1e-3 MHz at a few GHz, well inside the rounding to a whole MHz.
+ * are at most 5 us apart (a sample the scheduler interrupted is taken again). On this
+ * project's machines the two reads are 40-50 ns apart, so the rate is off by about 5e-6 of
+ * itself (0.01 MHz at 2 GHz); the bound allows 2.5e-4 (0.5 MHz), the rounding's own step,
+ * which only a sample interrupted for less than 5 us comes near.
  */
 #include "vm-tsc.h"
 
