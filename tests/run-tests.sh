@@ -12,7 +12,8 @@
 # QEMU's multi-threaded TCG, and shares the two cores with the host's files.
 # Its results are shown once it is done, before the integration files named zz-* (the
 # residue checks), which run last. The other output streams through; the runner counts
-# the TAP results across everything and ends with exactly one line:
+# the TAP results across everything, repeats what the first three failures printed, lists
+# every failure by name, and ends with exactly one line:
 #
 #     N passed, N failed, N skipped
 #
