@@ -454,7 +454,7 @@ struct moat_msg_start {
 	size_t seed_len;
 	struct moat_proto_interface *interfaces;
 	size_t n_interfaces;
-	char *name; /* CONTAINER only: its directory in the pod's share */
+	char *name;    /* CONTAINER only: its directory in the pod's share */
 	char **masked; /* linux.maskedPaths */
 	size_t n_masked;
 	char **readonly; /* linux.readonlyPaths */
