@@ -236,7 +236,7 @@ load helpers
 	assert_line --index 0 "$TEST_DIR/p.json"
 	assert_line --index 1 'default-seccomp=on,deny-host-mounts=on,no-new-privileges=on,capability-ceiling=on,deny-devices=on,network=off,auto-userns=on'
 	assert_line --index 2 'deny-host-mounts,deny-devices'
-	assert_line --index 3 'moat.annotation.moat.isolation moat.annotation.moat.policy.allow moat.annotation.moat.vm.accel moat.annotation.moat.vm.cpus moat.annotation.moat.vm.memory_mib moat.annotation.moat.vm.vmm-user'
+	assert_line --index 3 'moat.annotation.moat.isolation moat.annotation.moat.policy.allow moat.annotation.moat.vm.accel moat.annotation.moat.vm.boot moat.annotation.moat.vm.cpus moat.annotation.moat.vm.memory_mib moat.annotation.moat.vm.share moat.annotation.moat.vm.vmm-user'
 	assert_line --index 4 'moat.policy.allow'
 	# a policy that does not load is reported, and features still answers (engines call it)
 	echo '{"rules": {"bogus": {}}}' >"$TEST_DIR/bad.json"

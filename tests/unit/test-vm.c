@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for the microVM supervisor's pure parts: choosing the isolation, accelerator,
  * memory and vCPUs (vm-select.c); the guest's START message made from an OCI config
- * (vm-guest-spec.c); QEMU's command line (vm-launch.c).
+ * (vm-guest-spec.c); QEMU's command line (vm-launch.c); the root's share (vm-virtiofs.c).
  * Run with CMOCKA_MESSAGE_OUTPUT=TAP for TAP output. */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +26,7 @@
 #include "vm-select.h"
 #include "vm-snapshot.h"
 #include "vm-tsc.h"
+#include "vm-virtiofs.h"
 
 static struct oci_config *config(const char *json)
 {
@@ -435,6 +436,81 @@ static void test_qemu_argv(void **state)
 		if (strcmp(argv[i], "-append") == 0)
 			assert_non_null(strstr(argv[i + 1], " moat.egress=1"));
 	moat_vm_argv_free(argv);
+	/* virtio-fs: virtiofsd's socket instead of 9p, shared guest memory, modern virtio-mmio */
+	l.virtiofs_socket = "/tmp/virtiofs.sock";
+	argv = moat_vm_qemu_argv(&l);
+	assert_true(argv_has(argv, "-chardev", "socket,id=vfs,path=/tmp/virtiofs.sock"));
+	assert_true(argv_has(argv, "-device", "vhost-user-fs-device,chardev=vfs,tag=moatroot"));
+	assert_true(argv_has(argv, "-object", "memory-backend-memfd,id=mem,size=300M,share=on"));
+	assert_true(argv_has(argv, "-global", "virtio-mmio.force-legacy=false"));
+	for (size_t i = 0; argv[i] != NULL; i++) {
+		assert_string_not_equal(argv[i], "-fsdev");
+		if (strcmp(argv[i], "-append") == 0)
+			assert_non_null(strstr(argv[i + 1], " moat.rootfs=virtiofs"));
+	}
+	moat_vm_argv_free(argv);
+}
+
+/* moat.vm.share against moat.vm.boot and the host's virtiofsd: what create decides, or the
+ * error; *fd says whether virtiofsd was opened. */
+static int share(const char *annotations, const char *virtiofsd, enum moat_vm_boot *boot,
+		 bool *opened, char **ret_msg)
+{
+	_cleanup_free_ char *json = xasprintf(CFG("%s", ""), annotations);
+	struct oci_config *cfg = config(json);
+	moat_error err = MOAT_ERROR_INIT;
+	int fd = -1, r;
+
+	setenv(MOAT_VM_VIRTIOFSD_ENV, virtiofsd, 1);
+	r = moat_vm_virtiofsd_open(cfg, boot, &fd, &err);
+	unsetenv(MOAT_VM_VIRTIOFSD_ENV);
+	*opened = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	*ret_msg = err.msg ? xstrdup(err.msg) : NULL;
+	moat_error_clear(&err);
+	oci_config_free(cfg);
+	return r;
+}
+
+static void test_virtiofsd_open(void **state)
+{
+	static const char have[] = "/bin/true", none[] = "/nonexistent/virtiofsd";
+	enum moat_vm_boot boot = MOAT_VM_BOOT_AUTO;
+	char *msg = NULL;
+	bool opened;
+
+	(void)state;
+	/* unset: virtio-fs where virtiofsd is, the boot left to the snapshot's rules */
+	assert_int_equal(share("", have, &boot, &opened, &msg), 0);
+	assert_true(opened);
+	assert_int_equal(boot, MOAT_VM_BOOT_AUTO);
+	assert_int_equal(share("", none, &boot, &opened, &msg), 0);
+	assert_false(opened);
+	boot = MOAT_VM_BOOT_SNAPSHOT;
+	assert_int_equal(share("", have, &boot, &opened, &msg), 0);
+	assert_false(opened);
+	/* 9p: never virtiofsd */
+	boot = MOAT_VM_BOOT_COLD;
+	assert_int_equal(share("\"moat.vm.share\": \"9p\"", have, &boot, &opened, &msg), 0);
+	assert_false(opened);
+	/* virtiofs: a cold boot, or an error naming the annotation */
+	boot = MOAT_VM_BOOT_AUTO;
+	assert_int_equal(share("\"moat.vm.share\": \"virtiofs\"", have, &boot, &opened, &msg), 0);
+	assert_true(opened);
+	assert_int_equal(boot, MOAT_VM_BOOT_COLD);
+	assert_int_equal(share("\"moat.vm.share\": \"virtiofs\"", none, &boot, &opened, &msg),
+			 -ENOENT);
+	assert_non_null(strstr(msg, "annotations.moat.vm.share=virtiofs: /nonexistent/virtiofsd"));
+	free(msg);
+	boot = MOAT_VM_BOOT_SNAPSHOT;
+	assert_int_equal(share("\"moat.vm.share\": \"virtiofs\"", have, &boot, &opened, &msg),
+			 -EINVAL);
+	assert_non_null(strstr(msg, "a snapshot's root is 9p"));
+	free(msg);
+	assert_int_equal(share("\"moat.vm.share\": \"nfs\"", have, &boot, &opened, &msg), -EINVAL);
+	assert_string_equal(msg, "annotations.moat.vm.share: 'nfs' is not virtiofs or 9p");
+	free(msg);
 }
 
 /* The TSC rate for a TCG guest (clocksource-watchdog): the same twice, since it is part of a
@@ -506,6 +582,7 @@ int main(void)
 		cmocka_unit_test(test_start_seccomp),   cmocka_unit_test(test_start_namespaces),
 		cmocka_unit_test(test_start_resources), cmocka_unit_test(test_qemu_argv),
 		cmocka_unit_test(test_host_tsc_khz),    cmocka_unit_test(test_snapshot_evict),
+		cmocka_unit_test(test_virtiofsd_open),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -40,6 +40,7 @@
 #include "vm-pod.h"
 #include "vm-select.h"
 #include "vm-snapshot.h"
+#include "vm-virtiofs.h"
 #include "vm-tsc.h"
 #include "utils.h"
 
@@ -87,6 +88,7 @@ struct build {
 	bool pod_attached;             /* ... and its root is in the pod's share */
 	enum moat_vm_boot boot_wanted; /* microVM mode: annotations.moat.vm.boot */
 	const char *boot_shown;        /* ... and how it boots, once decided: the state's */
+	const char *share_shown;       /* ... and its root's share (vm-virtiofs.h): the state's */
 	struct moat_vm_snapshot snap;  /* ... from this snapshot (vm-snapshot.h) */
 };
 
@@ -246,6 +248,7 @@ static struct moat_vm_session *new_session(const struct moat_vm_choice *c)
 
 	s->vm = *c;
 	s->exec_fd = s->qemu_fd = s->pod_conn = s->snapshot_fd = s->snapshot_save_fd = -1;
+	s->virtiofsd_fd = -1;
 	return s;
 }
 
@@ -291,6 +294,8 @@ static int check_isolation(struct build *b, moat_error *err)
 		return moat_error_ret(err);
 	b->vm = new_session(c);
 	b->vm->qemu_fd = b->assets.qemu_fd;
+	if (moat_vm_virtiofsd_open(b->cfg, &b->boot_wanted, &b->vm->virtiofsd_fd, err) < 0)
+		return moat_error_ret(err);
 	if (c->accel == MOAT_VM_ACCEL_TCG)
 		b->vm->tsc_khz = moat_vm_host_tsc_khz();
 	b->vm->egress = b->egress_on || b->o->egress_tunnel;
@@ -476,6 +481,8 @@ static struct oci_string_map *shown_annotations(const struct build *b, bool with
 		oci_string_map_set(&m, MOAT_VM_POD_ANNOTATION, b->pod.sandbox);
 	if (b->boot_shown != NULL)
 		oci_string_map_set(&m, MOAT_VM_BOOT_ANNOTATION, b->boot_shown);
+	if (b->share_shown != NULL)
+		oci_string_map_set(&m, MOAT_VM_SHARE_ANNOTATION, b->share_shown);
 	return m;
 }
 
@@ -666,6 +673,9 @@ static int send_snapshot(struct build *b, int fd, moat_error *err)
 	if (moat_vm_snapshot_open(b->boot_wanted, &b->assets, s, &b->snap, &restore, err) < 0)
 		return moat_error_ret(err);
 	b->boot_shown = restore ? "snapshot" : "cold";
+	/* the init makes the same choice, knowing whether it got a snapshot */
+	s->virtiofs = !restore && s->virtiofsd_fd >= 0;
+	b->share_shown = s->virtiofs ? "virtiofs" : "9p";
 	if (!restore)
 		return 0;
 	if (moat_sync_send_fd_text(fd, MOAT_SYNC_SNAPSHOT_FD, 0, s->snapshot_fd, s->snapshot_path,

@@ -15,6 +15,8 @@
 #include "oci-features.h"
 #include "policy.h"
 #include "vm-select.h"
+#include "vm-snapshot.h"
+#include "vm-virtiofs.h"
 #include "process-attrs.h"
 #include "spec.h"
 #include "syscall-filter.h"
@@ -135,6 +137,12 @@ static const struct {
 	{ MOAT_VM_MEMORY_ANNOTATION,
 	  "N: the microVM's memory in MiB (default: the memory limit less " STR(MOAT_VM_OVERHEAD_MIB)
 	  ", else " STR(MOAT_VM_DEFAULT_MEMORY_MIB) ")", false },
+	{ MOAT_VM_BOOT_ANNOTATION,
+	  "cold|snapshot: boot the microVM, or restore it from a snapshot (default: a snapshot "
+	  "where the VM has no network interfaces and no egress tunnel)", false },
+	{ MOAT_VM_SHARE_ANNOTATION,
+	  "virtiofs|9p: how the guest gets the rootfs (default: virtiofs where the VM boots and "
+	  "virtiofsd is installed, else 9p)", false },
 };
 /* clang-format on */
 

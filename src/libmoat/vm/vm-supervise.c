@@ -22,6 +22,7 @@
 #include "vm-launch.h"
 #include "vm-pod.h"
 #include "vm-relay.h"
+#include "vm-virtiofs.h"
 
 /* Under TCG a guest boots in about a second; on a loaded machine several. */
 #define VM_BOOT_TIMEOUT_MS 60000
@@ -38,6 +39,8 @@ void moat_vm_session_free(struct moat_vm_session *s)
 		close(s->snapshot_fd);
 	if (s->snapshot_save_fd >= 0)
 		close(s->snapshot_save_fd);
+	if (s->virtiofsd_fd >= 0)
+		close(s->virtiofsd_fd);
 	free(s->snapshot_path);
 	free(s->pod_share);
 	moat_vm_net_start_free(&s->start);
@@ -138,6 +141,8 @@ void moat_vm_session_launch(const struct moat_vm_session *s, struct moat_vm_laun
 					.initramfs = MOAT_VM_JAIL_INITRAMFS,
 					.rootfs = MOAT_VM_JAIL_ROOTFS,
 					.rootfs_readonly = s->share_readonly,
+					.virtiofs_socket =
+						s->virtiofs ? MOAT_VM_JAIL_VIRTIOFS_SOCKET : NULL,
 					.pod_share = MOAT_VM_JAIL_POD,
 					.vm = &s->vm,
 					.tsc_khz = s->tsc_khz,

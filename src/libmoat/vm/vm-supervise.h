@@ -22,10 +22,12 @@
 /* What the init needs to be the supervisor, or a pod member's relay (vm-member.h). */
 struct moat_vm_session {
 	struct moat_vm_choice vm;
-	uint32_t tsc_khz;                  /* TCG: the host's TSC rate (vm-tsc.h); 0: unknown */
-	struct moat_msg_start start;       /* for the workload (a member: its CONTAINER) */
-	int exec_fd;                       /* the listening socket moat connects to (vm-socket.h) */
-	int qemu_fd;                       /* the host's QEMU (moat_vm_assets.qemu_fd, not owned) */
+	uint32_t tsc_khz;            /* TCG: the host's TSC rate (vm-tsc.h); 0: unknown */
+	struct moat_msg_start start; /* for the workload (a member: its CONTAINER) */
+	int exec_fd;                 /* the listening socket moat connects to (vm-socket.h) */
+	int qemu_fd;                 /* the host's QEMU (moat_vm_assets.qemu_fd, not owned) */
+	int virtiofsd_fd; /* the host's virtiofsd when the root may go over virtio-fs; -1 */
+	bool virtiofs;    /* it does: virtiofsd serves it (vm-virtiofs.h); else 9p */
 	struct moat_rootfs_inner workload; /* the workload's mounts inside /rootfs */
 	size_t *workload_index;            /* workload.index's storage */
 	char **workload_landed;            /* workload.landed's storage (filled in by the init) */
