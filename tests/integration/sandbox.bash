@@ -39,11 +39,12 @@ r() {
 # loans, keepers (one line each; nothing when clean).
 sandbox_residue() {
 	local d
-	# .runtime/.seccomp-cache is the compiled profiles' cache, kept on purpose; .runtime/.new
-	# stays too, where a container's state directory is made before it gets its name
+	# .runtime/.seccomp-cache is the compiled profiles' cache, kept on purpose, and
+	# .runtime/.vm-tsc the host's TSC rate for this boot (vm-tsc.h); .runtime/.new stays too,
+	# where a container's state directory is made before it gets its name
 	for d in "$SANDBOX_ROOT/$EUID" "$SANDBOX_ROOT/.runtime" "$SANDBOX_ROOT/.runtime/.new"; do
 		[[ -d $d ]] && find "$d" -mindepth 1 -maxdepth 1 ! -name .seccomp-cache ! -name .new \
-			-printf 'state: %p\n'
+			! -name .vm-tsc -printf 'state: %p\n'
 	done
 	find /sys/fs/cgroup -maxdepth 4 -type d -name "$EUID-*" -path '*/moat/*' \
 		-printf 'cgroup: %p\n' 2>/dev/null

@@ -527,6 +527,61 @@ static void test_host_tsc_khz(void **state)
 	assert_int_equal(a % 1000, 0);
 }
 
+/* write_text: path holds text, and nothing else. */
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* The rate once per boot: the first create records it beside the state, the next ones read
+ * it (a planted rate is what they get: nothing measured); another boot's is measured over. */
+static void test_host_tsc_khz_cached(void **state)
+{
+	char root[] = "/tmp/moat-test-tsc.XXXXXX", id[40] = "", line[80];
+	_cleanup_free_ char *path = NULL, *want = NULL, *planted = NULL, *tiny = NULL;
+	uint32_t measured;
+	FILE *f;
+
+	(void)state;
+#if !defined(__x86_64__)
+	skip();
+#endif
+	assert_non_null(mkdtemp(root));
+	path = xasprintf("%s/.vm-tsc", root);
+	f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	assert_non_null(f);
+	assert_non_null(fgets(id, sizeof(id), f));
+	fclose(f);
+	id[strcspn(id, "\n")] = '\0';
+
+	measured = moat_vm_host_tsc_khz_cached(root);
+	assert_int_equal(measured, moat_vm_host_tsc_khz());
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	want = xasprintf("%s %u\n", id, measured);
+	assert_string_equal(line, want);
+
+	planted = xasprintf("%s 1234000\n", id);
+	write_text(path, planted);
+	assert_int_equal(moat_vm_host_tsc_khz_cached(root), 1234000);
+	/* another boot's, or nonsense: measured, and recorded over */
+	write_text(path, "00000000-0000-0000-0000-000000000000 1234000\n");
+	assert_int_equal(moat_vm_host_tsc_khz_cached(root), measured);
+	tiny = xasprintf("%s 99\n", id);
+	write_text(path, tiny);
+	assert_int_equal(moat_vm_host_tsc_khz_cached(root), measured);
+	assert_int_equal(moat_vm_host_tsc_khz_cached(root), measured);
+
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(root), 0);
+}
+
 /* name i of the cache: 64 hex digits */
 static void snapshot_name(char *buf, int i)
 {
@@ -582,7 +637,7 @@ int main(void)
 		cmocka_unit_test(test_start_seccomp),   cmocka_unit_test(test_start_namespaces),
 		cmocka_unit_test(test_start_resources), cmocka_unit_test(test_qemu_argv),
 		cmocka_unit_test(test_host_tsc_khz),    cmocka_unit_test(test_snapshot_evict),
-		cmocka_unit_test(test_virtiofsd_open),
+		cmocka_unit_test(test_virtiofsd_open),  cmocka_unit_test(test_host_tsc_khz_cached),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -297,7 +297,7 @@ static int check_isolation(struct build *b, moat_error *err)
 	if (moat_vm_virtiofsd_open(b->cfg, &b->boot_wanted, &b->vm->virtiofsd_fd, err) < 0)
 		return moat_error_ret(err);
 	if (c->accel == MOAT_VM_ACCEL_TCG)
-		b->vm->tsc_khz = moat_vm_host_tsc_khz();
+		b->vm->tsc_khz = moat_vm_host_tsc_khz_cached(b->o->root);
 	b->vm->egress = b->egress_on || b->o->egress_tunnel;
 	return moat_vm_start_build(b->cfg, b->seccomp, &b->vm->start, err);
 }

@@ -18,4 +18,10 @@
  * (not x86-64) or it could not be measured. Takes about 20 ms. */
 uint32_t moat_vm_host_tsc_khz(void);
 
+/* The same, measured once per boot of the host: recorded with the boot id in root/.vm-tsc
+ * (moat's state root, beside its seccomp cache), which later calls read instead of spending
+ * the 20 ms again. A file that is missing, unreadable, of another boot or out of range is
+ * measured over. */
+uint32_t moat_vm_host_tsc_khz_cached(const char *root);
+
 #endif
