@@ -14,9 +14,10 @@
 # In a container moat's `run` hands the workload the caller's stdout, so nothing relays;
 # in a microVM the agent reads the pipe and writes DATA frames to the virtio-serial port,
 # QEMU writes them to its socket, and the supervisor writes them to the caller. Prints the
-# medians and container/microVM for each writer, then the guest's own floor: the rate at
-# which dd in the microVM writes the same bytes to /dev/null, timed between a byte the
-# workload prints before it and one after, which no relay can beat under that accelerator.
+# medians and container/microVM for each writer, then the guest's own floor for each: the
+# rate at which the writer in the microVM writes the same bytes to /dev/null, timed between
+# a byte the workload prints before it and one after, which no relay can beat under that
+# accelerator, and container/floor, the best container/microVM any relay could reach.
 # Must run as root.
 set -euo pipefail
 
@@ -98,6 +99,7 @@ def rate(mode, i):
 
 print(f"runs: {n} per mode and writer (interleaved), {mib} MiB each, accelerator {accel}, "
       f"host kernel {os.uname().release}")
+container = {}
 for name, script in writers.items():
     res = {"container": [], "microvm": []}
     for mode in res:
@@ -106,11 +108,12 @@ for name, script in writers.items():
         for mode in res:
             res[mode].append(rate(mode, f"{name}{i}"))
     c, v = statistics.median(res["container"]), statistics.median(res["microvm"])
+    container[name] = c
     print(f"{name:4} container median {c:8.1f} MiB/s   microVM median {v:8.1f} MiB/s   "
           f"container/microVM {c / v:5.2f}")
 
 def floor(i):
-    """MiB/s of dd to /dev/null in the guest: from the byte before it to the end."""
+    """MiB/s of a writer to /dev/null in the guest: from the byte before it to the end."""
     p = subprocess.Popen([moat, "--root", f"{work}/state", "run", "--bundle", f"{work}/microvm",
                           f"floor{i}"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL)
@@ -122,7 +125,9 @@ def floor(i):
         raise SystemExit(f"relay-bench: floor run {i}: exit {p.returncode}")
     return mib / (last - first)
 
-set_args("microvm", f"echo a; {writers['dd']} of=/dev/null; echo b")
-g = statistics.median(floor(i) for i in range(n))
-print(f"dd to /dev/null inside the microVM: median {g:8.1f} MiB/s (the guest's own floor)")
+for name, script in writers.items():
+    set_args("microvm", f"echo a; {script} >/dev/null 2>&1; echo b")
+    g = statistics.median(floor(f"{name}{i}") for i in range(n))
+    print(f"{name:4} to /dev/null inside the microVM: median {g:8.1f} MiB/s (the guest's own "
+          f"floor)   container/floor {container[name] / g:5.2f}")
 EOF

@@ -76,5 +76,9 @@ done | awk '
 			r[s, 1] = med(st1, s); r[s, 2] = med(st2, s); r[s, 3] = med(rd1, s); r[s, 4] = med(rd2, s)
 			printf "%-10s %10.2f %10.2f %10.2f %10.2f\n", s, r[s, 1], r[s, 2], r[s, 3], r[s, 4] }
 		printf "%-10s", "9p/virtiofs"
-		for (c = 1; c <= 4; c++) printf " %10s", r["virtiofs", c] > 0 ? sprintf("%.1f", r["9p", c] / r["virtiofs", c]) : "-"
+		for (c = 1; c <= 4; c++) {
+			ratio = "-"
+			if (r["virtiofs", c] != 0) ratio = sprintf("%.1f", r["9p", c] / r["virtiofs", c])
+			printf " %10s", ratio
+		}
 		printf "\n" }'

@@ -11,6 +11,8 @@
 #   cold      `moat run` of `echo` in microVM mode with moat.vm.boot=cold: until its output's
 #             first byte (the first command), and until moat exits (boot, START, the
 #             workload, SHUTDOWN, and all of moat's container setup: namespaces, cgroup, jail).
+#             Its root is shared over virtio-fs where virtiofsd is installed.
+#   cold-9p   the same with moat.vm.share=9p: what virtiofsd costs a boot.
 #   snapshot  the same, restored from a snapshot (vm-snapshot.h; the cache is made before
 #             the timed runs, in a directory of the benchmark's own).
 #   sandbox   `moat sandbox create --isolation microvm`, then two `moat sandbox exec` of
@@ -59,12 +61,13 @@ jq --arg a "$accel" '.process.args = ["echo", "first"] | .process.terminal = fal
 	| .linux.namespaces |= map(select(.type != "user")) | del(.linux.uidMappings, .linux.gidMappings)' \
 	"$bundle/config.json" >"$work/c" && mv "$work/c" "$bundle/config.json"
 : >"$work/in"
-# the same bundle twice: moat.vm.boot=cold, and =snapshot
-for boot in cold snapshot; do
+# the same bundle three times: moat.vm.boot=cold, the same on 9p, and =snapshot
+for boot in cold cold-9p snapshot; do
 	mkdir "$work/$boot"
 	ln -s ../bundle/rootfs "$work/$boot/rootfs"
-	jq --arg b "$boot" '.annotations["moat.vm.boot"] = $b' "$bundle/config.json" >"$work/$boot/config.json"
+	jq --arg b "${boot%-9p}" '.annotations["moat.vm.boot"] = $b' "$bundle/config.json" >"$work/$boot/config.json"
 done
+jq '.annotations["moat.vm.share"] = "9p"' "$work/cold-9p/config.json" >"$work/c" && mv "$work/c" "$work/cold-9p/config.json"
 
 python3 - "$n" "$moat" "$work" "$vmdir" "$accel" "$(dirname "$0")" <<'EOF'
 import os, socket, statistics, subprocess, sys, time
@@ -125,18 +128,19 @@ def sandbox(i):
     return times
 
 med = statistics.median
-bare, cold, snap, sbx = [], [], [], []
+bare, cold, cold9p, snap, sbx = [], [], [], [], []
 # warm-up: the page cache, and the snapshot made
 bare_boot(); moat_run("warm", "cold"); moat_run("warm", "snapshot"); sandbox("warm")
 for i in range(n):
     bare.append(bare_boot())
     cold.append(moat_run(i, "cold"))
+    cold9p.append(moat_run(i, "cold-9p"))
     snap.append(moat_run(i, "snapshot"))
     sbx.append(sandbox(i))
 mb = med(bare)
 print(f"runs: {n} each (interleaved), accelerator {accel}, host kernel {os.uname().release}")
 print(f"bare QEMU boot to the agent's READY        median {mb:8.1f} ms")
-for name, runs in (("cold", cold), ("snapshot", snap)):
+for name, runs in (("cold", cold), ("cold-9p", cold9p), ("snapshot", snap)):
     f, t = med([r[0] for r in runs]), med([r[1] for r in runs])
     print(f"moat run ({name:8}): first command     median {f:8.1f} ms  ({f / mb:.2f} of the boot)")
     print(f"moat run ({name:8}): moat's exit       median {t:8.1f} ms  ({t / mb:.2f} of the boot)")
@@ -154,8 +158,9 @@ for boot in cold snapshot; do
 	sleep 3
 	init=$("$moat" --root "$work/state" state "rss-$boot" | jq .pid)
 	qemu=$(pgrep -P "$init" qemu-system)
-	printf 'resident memory (%s): QEMU %.1f MiB, supervisor %.1f MiB (guest memory 256 MiB, 9p)\n' \
-		"$boot" "$(rss "$qemu")" "$(rss "$init")"
+	share=$("$moat" --root "$work/state" state "rss-$boot" | jq -r '.annotations["moat.vm.share"]')
+	printf 'resident memory (%s): QEMU %.1f MiB, supervisor %.1f MiB (guest memory 256 MiB, %s)\n' \
+		"$boot" "$(rss "$qemu")" "$(rss "$init")" "$share"
 	"$moat" --root "$work/state" delete --force "rss-$boot" >/dev/null 2>&1
 done
 printf 'guest kernel %s: %.1f MB, initramfs: %.1f MB\n' "$(file -b "$vmdir/moat-guest-kernel" | cut -d, -f1)" \
