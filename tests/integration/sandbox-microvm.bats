@@ -116,3 +116,13 @@ sandbox_gone() {
 	run pgrep -f 'qemu-system-x86_64.*moatroot'
 	assert_failure
 }
+
+# sandbox-vm-failure-reason: a VM that ended under a command said only "the microVM's
+# supervisor hung up"; why it ended (here QEMU finds no virtiofsd: a stand-in that exits at
+# once) was written where nobody read it.
+@test "sandbox microvm: sandbox-vm-failure-reason: a VM that fails under a command says why in the result" {
+	MOAT_VM_VIRTIOFSD=/bin/true sandbox_run --allow up.test:80 -- true
+	assert_equal "$(r .exit.reason)" error
+	[[ $(r .exit.message) == *"supervisor hung up: microvm: QEMU exited with status 1"* ]] ||
+		fail "the result does not say why: $(r .exit.message)"
+}

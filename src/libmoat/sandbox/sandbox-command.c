@@ -249,6 +249,32 @@ static void drain(struct watch *w, int fds[3])
 		}
 }
 
+/* msg, and after it the last line the init wrote to its stderr (sb_target.init_log), when
+ * there is one: why a microVM's supervisor ended, where the exec only saw it hang up. */
+static char *with_init_word(const char *msg, int init_log)
+{
+	char buf[1024], *line, *end;
+	off_t size = init_log >= 0 ? lseek(init_log, 0, SEEK_END) : -1;
+	off_t from = size > (off_t)sizeof(buf) - 1 ? size - (off_t)sizeof(buf) + 1 : 0;
+	ssize_t n = size > 0 ? pread(init_log, buf, sizeof(buf) - 1, from) : -1;
+
+	if (n <= 0)
+		return xstrdup(msg);
+	buf[n] = '\0';
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	line = strrchr(buf, '\n');
+	line = line ? line + 1 : buf;
+	if (strncmp(line, "moat: ", 6) == 0)
+		line += 6;
+	for (end = line; *end != '\0'; end++)
+		if ((unsigned char)*end < ' ')
+			*end = ' ';
+	if (*line == '\0' || strstr(msg, line) != NULL)
+		return xstrdup(msg);
+	return xasprintf("%s: %s", msg, line);
+}
+
 static void settle_reason(struct watch *w, const struct sb_layer *l, const struct report *rep)
 {
 	struct moat_sandbox_result *r = w->r;
@@ -277,7 +303,7 @@ static void settle_reason(struct watch *w, const struct sb_layer *l, const struc
 	}
 	if (rep->r < 0) {
 		r->reason = MOAT_SANDBOX_ERROR;
-		r->message = xstrdup(rep->msg);
+		r->message = with_init_word(rep->msg, w->t->init_log);
 		return;
 	}
 	if (WIFSIGNALED(rep->wstatus))

@@ -106,7 +106,8 @@ struct sb_target {
 	const char *root; /* the containers' state root */
 	const char *id;
 	const char *policy;
-	pid_t spare; /* a session's init: a kill spares it (0: kill the whole sandbox) */
+	pid_t spare;  /* a session's init: a kill spares it (0: kill the whole sandbox) */
+	int init_log; /* the init's stderr, where a microVM's supervisor says why it ended; -1 */
 };
 
 /* Kill every process of the sandbox but t->spare (frozen meanwhile, so none forks past
@@ -131,6 +132,7 @@ struct moat_sandbox {
 	char *name, *dir, *runtime, *id;
 	char **policy; /* the policy's changes, pairs (rule, what), as the result has them */
 	int state_fd, user_fd, lock_fd, root_fd;
+	int init_log; /* init.log in the state directory: the container's stderr (sb_target) */
 	struct sb_layer layer;
 	bool created;
 	pid_t init;

@@ -192,6 +192,13 @@ static int setup(struct moat_sandbox *s, moat_error *err)
 	if (s->root_fd < 0)
 		return moat_error_set(err, errno, "sandbox: open %s", rootfs);
 	co.bundle = bundle;
+	/* the container's stderr, which the keeper's is: nothing of the workload's goes there
+	 * (commands have their own), only the init's word when it fails, which a microVM's
+	 * supervisor gives (QEMU's exit, a guest that did not answer) */
+	s->init_log = openat(s->state_fd, "init.log",
+			     O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (s->init_log < 0 || dup2(s->init_log, 2) < 0)
+		return moat_error_set(err, errno, "sandbox: %s/init.log", s->dir);
 	if (moat_container_create(&co, &s->init, NULL, err) < 0)
 		return moat_error_ret(err);
 	s->created = true;
@@ -222,6 +229,8 @@ void moat_sandbox_destroy(struct moat_sandbox *s)
 	}
 	if (s->root_fd >= 0)
 		close(s->root_fd);
+	if (s->init_log >= 0)
+		close(s->init_log);
 	sb_layer_release(&s->layer);
 	sb_baseline_free(s->baseline);
 	if (s->state_fd >= 0) {
@@ -270,6 +279,7 @@ static struct moat_sandbox *sandbox_new(const struct moat_sandbox_opts *o)
 				    .user_fd = -1,
 				    .lock_fd = -1,
 				    .root_fd = -1,
+				    .init_log = -1,
 				    .egress_log = -1,
 				    .egress_listen = -1,
 				    .layer = { .upper_fd = -1, .base_fd = -1 } };
@@ -307,7 +317,7 @@ struct sb_target sb_target_of(const struct moat_sandbox *s)
 {
 	bool vm = strcmp(s->info.isolation, "microvm") == 0;
 
-	return (struct sb_target){ s->runtime, s->id, s->o.policy, vm ? 0 : s->init };
+	return (struct sb_target){ s->runtime, s->id, s->o.policy, vm ? 0 : s->init, s->init_log };
 }
 
 struct moat_sandbox_result *sb_result_new(const struct moat_sandbox *s, char *const *argv)
