@@ -26,24 +26,30 @@
 
 /* ---- the host's files ------------------------------------------------------------------ */
 
+int moat_vm_open_host_program(const char *path, int *ret_fd)
+{
+	_cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EACCES;
+	if (faccessat(fd, "", X_OK, AT_EMPTY_PATH) < 0)
+		return -errno;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
 /* The host's QEMU, by fd: the supervisor executes this file, whatever a path in the jail
  * holds by then. */
 static int open_qemu(int *ret_fd, moat_error *err)
 {
-	_cleanup_close_ int fd = open(MOAT_VM_HOST_QEMU, O_PATH | O_CLOEXEC);
-	struct stat st;
-	int e = 0;
+	int r = moat_vm_open_host_program(MOAT_VM_HOST_QEMU, ret_fd);
 
-	if (fd < 0 || fstat(fd, &st) < 0)
-		e = errno;
-	else if (!S_ISREG(st.st_mode))
-		e = EACCES;
-	else if (faccessat(fd, "", X_OK, AT_EMPTY_PATH) < 0)
-		e = errno;
-	if (e != 0)
-		return moat_error_set(err, e, "microvm: %s (install Debian's qemu-system-x86)",
+	if (r < 0)
+		return moat_error_set(err, -r, "microvm: %s (install Debian's qemu-system-x86)",
 				      MOAT_VM_HOST_QEMU);
-	*ret_fd = TAKE_FD(fd);
 	return 0;
 }
 

@@ -38,22 +38,6 @@ static int share_wanted(const struct oci_config *cfg, bool *ret_virtiofs, bool *
 	return 0;
 }
 
-/* The host's virtiofsd, by fd (executed as QEMU is, whatever a path in the jail holds). */
-static int open_virtiofsd(const char *path, int *ret_fd)
-{
-	_cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
-	struct stat st;
-
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EACCES;
-	if (faccessat(fd, "", X_OK, AT_EMPTY_PATH) < 0)
-		return -errno;
-	*ret_fd = TAKE_FD(fd);
-	return 0;
-}
-
 int moat_vm_virtiofsd_open(const struct oci_config *cfg, enum moat_vm_boot *boot, int *ret_fd,
 			   moat_error *err)
 {
@@ -74,7 +58,8 @@ int moat_vm_virtiofsd_open(const struct oci_config *cfg, enum moat_vm_boot *boot
 			"virtio-fs); remove it or annotations." MOAT_VM_BOOT_ANNOTATION);
 	if (path == NULL || path[0] == '\0')
 		path = MOAT_VM_HOST_VIRTIOFSD;
-	r = open_virtiofsd(path, ret_fd);
+	/* by fd: executed as QEMU is, whatever a path in the jail holds */
+	r = moat_vm_open_host_program(path, ret_fd);
 	if (r < 0 && virtiofs)
 		return moat_error_set(err, -r,
 				      "annotations." MOAT_VM_SHARE_ANNOTATION
