@@ -2,8 +2,9 @@
 /* ptrace-race [SECONDS]: run in a container with CAP_SYS_PTRACE and ptrace allowed; for
  * SECONDS (default 60), attach to every new process that shows up in /proc and report what
  * it was running when the attach succeeded: "attached PID EXE". moat's exec helper shows as
- * moat's binary (/moat, on moat's read-only overlay); a process after its execve as its program. Lines go to
- * stdout, flushed as they come, and "done" at the end. */
+ * moat's binary (/moat, on moat's read-only overlay); a process after its execve as its program;
+ * one that ended before its program could be read as "(ended)". Lines go to stdout, flushed
+ * as they come, and "done" at the end. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <stdio.h>
@@ -42,12 +43,19 @@ int main(int argc, char **argv)
 			if (ptrace(PTRACE_SEIZE, pid, 0, 0) < 0)
 				continue; /* tried again next round: it may exec meanwhile */
 			seen[pid] = 1;
-			ptrace(PTRACE_INTERRUPT, pid, 0, 0);
-			waitpid(pid, &status, __WALL);
+			/* what it runs, read as soon as the attach succeeded */
 			snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 			n = readlink(path, exe, sizeof(exe) - 1);
 			if (n >= 0)
 				exe[n] = '\0';
+			ptrace(PTRACE_INTERRUPT, pid, 0, 0);
+			if (waitpid(pid, &status, __WALL) == pid && n < 0 &&
+			    (WIFEXITED(status) || WIFSIGNALED(status))) {
+				/* it ended first (a short exec'd program, on a busy machine):
+				 * nothing says what it ran */
+				printf("attached %d (ended)\n", pid);
+				continue;
+			}
 			printf("attached %d %s\n", pid, exe);
 			ptrace(PTRACE_DETACH, pid, 0, 0);
 		}
