@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -254,7 +255,8 @@ static void drain(struct watch *w, int fds[3])
 static char *with_init_word(const char *msg, int init_log)
 {
 	char buf[1024], *line, *end;
-	off_t size = init_log >= 0 ? lseek(init_log, 0, SEEK_END) : -1;
+	struct stat st; /* not the offset: the init writes through the same open file */
+	off_t size = init_log >= 0 && fstat(init_log, &st) == 0 ? st.st_size : -1;
 	off_t from = size > (off_t)sizeof(buf) - 1 ? size - (off_t)sizeof(buf) + 1 : 0;
 	ssize_t n = size > 0 ? pread(init_log, buf, sizeof(buf) - 1, from) : -1;
 
