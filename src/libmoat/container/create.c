@@ -674,7 +674,7 @@ static int send_snapshot(struct build *b, int fd, moat_error *err)
 		return moat_error_ret(err);
 	b->boot_shown = restore ? "snapshot" : "cold";
 	/* the init makes the same choice, knowing whether it got a snapshot */
-	s->virtiofs = !restore && s->virtiofsd_fd >= 0;
+	s->virtiofs = moat_vm_virtiofs_wanted(s);
 	b->share_shown = s->virtiofs ? "virtiofs" : "9p";
 	if (!restore)
 		return 0;

@@ -217,9 +217,8 @@ static int build_container(const struct moat_init_args *a, int *idmapped, struct
 		return moat_error_ret(err);
 	/* virtiofsd gets its capabilities from the ones the init still has (vm-virtiofs.h); QEMU
 	 * will run as the process's user */
-	if (a->vm != NULL && !a->vm->member && a->vm->virtiofsd_fd >= 0 && a->vm->snapshot_fd < 0 &&
-	    moat_vm_virtiofsd_start(a->vm, cfg->process->user ? cfg->process->user->uid : 0,
-				    cfg->process->user ? cfg->process->user->gid : 0, err) < 0)
+	if (a->vm != NULL && moat_vm_virtiofs_wanted(a->vm) &&
+	    moat_vm_virtiofsd_start(a->vm, cfg->process, err) < 0)
 		return moat_error_ret(err);
 	/* The filter comes last (moat_init_confine_last), after every syscall of moat's own;
 	 * without no_new_privs the kernel takes it only with CAP_SYS_ADMIN, held until then.

@@ -53,11 +53,11 @@ struct moat_vm_assets {
 	int qemu_fd;
 };
 int moat_vm_assets_find(struct moat_vm_assets *ret, moat_error *err);
+void moat_vm_assets_free(struct moat_vm_assets *a);
 
 /* An executable regular file of the host's, opened O_PATH for execveat: -errno when it is
  * not one. */
 int moat_vm_open_host_program(const char *path, int *ret_fd);
-void moat_vm_assets_free(struct moat_vm_assets *a);
 
 /* Make the jail's root directory (empty mount points, the loader's symlinks) as
  * state_dirfd/MOAT_VM_JAIL_DIR. */

@@ -71,6 +71,11 @@ int moat_vm_virtiofsd_open(const struct oci_config *cfg, enum moat_vm_boot *boot
 	return 0;
 }
 
+bool moat_vm_virtiofs_wanted(const struct moat_vm_session *s)
+{
+	return !s->member && s->virtiofsd_fd >= 0 && s->snapshot_fd < 0;
+}
+
 /* ---- starting it, in the init ---------------------------------------------------------------- */
 
 /* What virtiofsd keeps to act as the guest's users, and what it needs once: sys_admin for
@@ -145,14 +150,15 @@ fail:
 	_exit(127);
 }
 
-int moat_vm_virtiofsd_start(struct moat_vm_session *s, uid_t vmm_uid, gid_t vmm_gid,
+int moat_vm_virtiofsd_start(struct moat_vm_session *s, const struct oci_process *vmm,
 			    moat_error *err)
 {
 	_cleanup_close_ int listen_fd = -1, e0 = -1;
 	int e[2], child_errno = 0;
 	pid_t pid;
 
-	if (listen_socket(vmm_uid, vmm_gid, &listen_fd, err) < 0)
+	if (listen_socket(vmm->user ? vmm->user->uid : 0, vmm->user ? vmm->user->gid : 0,
+			  &listen_fd, err) < 0)
 		return moat_error_ret(err);
 	if (pipe2(e, O_CLOEXEC) < 0)
 		return moat_error_set(err, errno, "microvm: pipe");

@@ -25,7 +25,7 @@
 #ifndef MOAT_VM_VIRTIOFS_H
 #define MOAT_VM_VIRTIOFS_H
 
-#include <sys/types.h>
+#include <stdbool.h>
 
 #include "error.h"
 #include "oci-config.h"
@@ -45,10 +45,15 @@
 int moat_vm_virtiofsd_open(const struct oci_config *cfg, enum moat_vm_boot *boot, int *ret_fd,
 			   moat_error *err);
 
+/* Whether s's root goes over virtio-fs: virtiofsd was opened for it, and it is neither
+ * restored from a snapshot nor a pod member. Create decides with it once it knows how the VM
+ * boots, and the init, which learns that from the snapshot it is sent or not, the same. */
+bool moat_vm_virtiofs_wanted(const struct moat_vm_session *s);
+
 /* In the init, in the jail, while it still has its capabilities: start virtiofsd for s
  * (s->virtiofsd_fd) serving MOAT_VM_JAIL_ROOTFS on MOAT_VM_JAIL_VIRTIOFS_SOCKET, which only
- * the VMM's uid:gid may connect to, and set s->virtiofs. */
-int moat_vm_virtiofsd_start(struct moat_vm_session *s, uid_t vmm_uid, gid_t vmm_gid,
+ * the VMM's user (vmm, the jail's process) may connect to, and set s->virtiofs. */
+int moat_vm_virtiofsd_start(struct moat_vm_session *s, const struct oci_process *vmm,
 			    moat_error *err);
 
 #endif
