@@ -166,4 +166,6 @@ done
 printf 'guest kernel %s: %.1f MB, initramfs: %.1f MB\n' "$(file -b "$vmdir/moat-guest-kernel" | cut -d, -f1)" \
 	"$(($(stat -c %s "$vmdir/moat-guest-kernel") / 1000))e-3" "$(($(stat -c %s "$vmdir/moat-initramfs") / 1000))e-3"
 snapshot=$(find "$work/snapshots" -maxdepth 1 -type f ! -name '*.lock' | head -1)
-printf 'snapshot: %.1f MB\n' "$(($(stat -c %s "$snapshot") / 1000))e-3"
+# the guest's RAM, sparse, then the stream (docs/microvm-snapshot.md): its size and its blocks
+printf 'snapshot: %.1f MB, %.1f MB on disk\n' "$(($(stat -c %s "$snapshot") / 1000))e-3" \
+	"$(($(stat -c '%b * %B' "$snapshot") / 1000))e-3"

@@ -24,6 +24,17 @@ snapshot_files() {
 		-regex '.*/[0-9a-f]{64}' 2>/dev/null
 }
 
+# stream_at FILE: where a snapshot's migration stream starts, after the guest's RAM (a whole
+# number of MiB; the stream is tens of KB).
+stream_at() {
+	echo $(($(stat -c %s "$1") / 1048576 * 1048576))
+}
+
+# qemu_of CID: the pid of the container's QEMU.
+qemu_of() {
+	pgrep -P "$(host_pid "$1")" qemu-system
+}
+
 @test "microvm snapshot: the first create saves one, read-only in a private cache; the state says moat.vm.boot=snapshot" {
 	run_sh 'echo first'
 	assert_success
@@ -32,8 +43,8 @@ snapshot_files() {
 	assert_equal "${#lines[@]}" 1
 	assert_equal "$(stat -c %a "$MOAT_VM_SNAPSHOT_DIR")" 700
 	assert_equal "$(stat -c %a "${lines[0]}")" 400
-	assert_equal "$(head -c 4 "${lines[0]}")" QEVM
 	first=${lines[0]}
+	assert_equal "$(tail -c +$(($(stream_at "$first") + 1)) "$first" | head -c 4)" QEVM
 	inode=$(stat -c %i "$first")
 
 	# the second restores it: the same file, no other (it runs until killed: an echo could
@@ -106,7 +117,8 @@ snapshot_files() {
 	assert_success
 	file=$(snapshot_files)
 	[[ -n $file ]]
-	# not a migration stream at all: refused before QEMU sees it
+	at=$(stream_at "$file")
+	# no migration stream at all: refused before QEMU sees it
 	chmod 600 "$file"
 	head -c 4096 /dev/zero >"$file"
 	CID=$CID-zero
@@ -114,7 +126,8 @@ snapshot_files() {
 	assert_moat_error "the snapshot $file is damaged .*delete it, or set annotations.moat.vm.boot=cold"
 	assert_no_residue "$CID"
 	# a stream cut short: QEMU cannot load it, and the last line says which file
-	printf 'QEVM\0\0\0\3' >"$file"
+	truncate -s "$at" "$file"
+	printf 'QEVM\0\0\0\3' >>"$file"
 	CID=$CID-cut
 	run_sh true
 	assert_failure
@@ -158,4 +171,52 @@ snapshot_files() {
 	assert_equal "$(cat "$TEST_DIR/y.out")" ran
 	run snapshot_files
 	assert_equal "${#lines[@]}" 1
+}
+
+@test "microvm snapshot: snapshot-ram-private: a restored guest's memory is a copy of its own; the cached file is untouched" {
+	cfg_set '.annotations["moat.vm.memory_mib"] = "256"'
+	run_sh true
+	assert_success
+	file=$(snapshot_files)
+	[[ -n $file ]]
+	before=$(sha256sum <"$file")
+	# the guest writes 64 MiB of its memory (its /dev/shm is in the guest's RAM)
+	cfg_sh 'dd if=/dev/zero of=/dev/shm/fill bs=1M count=64 2>/dev/null && sleep 600'
+	CID=$CID-fill
+	moat_create_started
+	qemu=$(qemu_of "$CID")
+	[[ -n $qemu ]] || fail "no QEMU under $(host_pid "$CID")"
+	shmem=0
+	for ((i = 0; i < 600 && shmem < 65536; i++)); do
+		sleep 0.1
+		shmem=$(awk '/^RssShmem:/ { print $2 }' "/proc/$qemu/status")
+	done
+	((shmem >= 65536)) || fail "the guest's writes did not reach its memory: $shmem KiB"
+	# QEMU maps the copy the supervisor made, shared with nobody, and not the cached file
+	grep -q '/memfd:moat-vm-ram' "/proc/$qemu/maps" || fail "QEMU maps no moat-vm-ram memfd"
+	! grep -qF "$file" "/proc/$qemu/maps" || fail "QEMU maps the cached snapshot"
+	moat kill "$CID" KILL
+	wait_for_status stopped
+	moat delete "$CID"
+	assert_equal "$(sha256sum <"$file")" "$before"
+}
+
+@test "microvm snapshot: restore-untouched-memory: a restored 256 MiB guest is not all resident, and the file keeps its RAM sparse" {
+	cfg_sh 'sleep 600'
+	cfg_set '.annotations["moat.vm.memory_mib"] = "256"'
+	moat_create_started
+	file=$(snapshot_files)
+	[[ -n $file ]]
+	# QEMU once read every page the stream said was zero, and each read allocated one here:
+	# 308 MiB resident for a 256 MiB guest. Now only what the guest touches is.
+	CID=$CID-2
+	moat_create_started
+	# an exec answered: the guest is restored and runs
+	moat exec "$CID" true
+	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$(qemu_of "$CID")/status")
+	((rss < 200 * 1024)) || fail "QEMU is resident for $rss KiB"
+	# the RAM's pages of zeros are holes
+	used=$(($(stat -c '%b * %B' "$file")))
+	((used < 128 << 20)) || fail "the snapshot takes $used bytes on disk"
+	assert_equal "$(stream_at "$file")" $((256 << 20))
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -449,6 +450,20 @@ static void test_qemu_argv(void **state)
 			assert_non_null(strstr(argv[i + 1], " moat.rootfs=virtiofs"));
 	}
 	moat_vm_argv_free(argv);
+	/* a snapshot's restore: RAM on the inherited memfd, the stream named over the monitor */
+	l.virtiofs_socket = NULL;
+	l.snapshot_ram = l.incoming = l.qmp = true;
+	argv = moat_vm_qemu_argv(&l);
+	assert_true(argv_has(argv, "-object",
+			     "memory-backend-file,id=mem,size=300M,share=on,mem-path=/proc/self/fd/"
+			     "15"));
+	assert_int_equal(MOAT_VM_QEMU_RAM_FD, 15);
+	assert_true(argv_has(argv, "-M",
+			     "microvm,acpi=off,x-option-roms=off,rtc=off,"
+			     "memory-backend=mem"));
+	assert_true(argv_has(argv, "-incoming", "defer"));
+	assert_true(argv_has(argv, "-chardev", "socket,id=qmp,fd=14"));
+	moat_vm_argv_free(argv);
 }
 
 /* moat.vm.share against moat.vm.boot and the host's virtiofsd: what create decides, or the
@@ -629,6 +644,50 @@ static void test_snapshot_evict(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* A guest's RAM through a snapshot file: its pages of zeros stay holes, the rest comes back
+ * whole, and the file's offset is left at the stream. */
+static void test_snapshot_ram(void **state)
+{
+	const uint64_t size = 8 << 20;
+	char dir[] = "/var/tmp/moat-test-ram.XXXXXX";
+	moat_error err = MOAT_ERROR_INIT;
+	uint8_t *a, *b;
+	struct stat st;
+	int ram, file, back;
+
+	(void)state;
+	ram = moat_vm_ram_memfd(size, &err);
+	assert_true(ram >= 0);
+	a = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, ram, 0);
+	assert_true(a != MAP_FAILED);
+	/* a page, a run of three, the last page; and a page written with zeros */
+	memset(a + 4096, 0xa5, 4096);
+	for (int i = 0; i < 3; i++)
+		memset(a + (1 << 20) + i * 4096, i + 1, 4096);
+	a[size - 1] = 7;
+	memset(a + (2 << 20), 0, 4096);
+	assert_non_null(mkdtemp(dir));
+	file = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	assert_true(file >= 0);
+	assert_int_equal(pwrite(file, "QEVM", 4, (off_t)size), 4);
+	assert_int_equal(moat_vm_ram_store(ram, file, size, &err), 0);
+	assert_int_equal(fstat(file, &st), 0);
+	assert_int_equal(st.st_size, size + 4);
+	assert_true(st.st_blocks * 512 <= 64 * 4096); /* five pages, and the stream's */
+	back = moat_vm_ram_load(file, size, &err);
+	assert_true(back >= 0);
+	assert_int_equal(lseek(file, 0, SEEK_CUR), size);
+	b = mmap(NULL, size, PROT_READ, MAP_SHARED, back, 0);
+	assert_true(b != MAP_FAILED);
+	assert_memory_equal(a, b, size);
+	munmap(a, size);
+	munmap(b, size);
+	close(ram);
+	close(back);
+	close(file);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -638,6 +697,7 @@ int main(void)
 		cmocka_unit_test(test_start_resources), cmocka_unit_test(test_qemu_argv),
 		cmocka_unit_test(test_host_tsc_khz),    cmocka_unit_test(test_snapshot_evict),
 		cmocka_unit_test(test_virtiofsd_open),  cmocka_unit_test(test_host_tsc_khz_cached),
+		cmocka_unit_test(test_snapshot_ram),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -78,9 +78,10 @@ static void add_machine(struct argv_builder *b, const struct moat_vm_launch *l)
 	bool kvm = l->vm->accel == MOAT_VM_ACCEL_KVM;
 
 	add(b, "-M");
-	/* virtio-fs: vhost-user needs the guest's memory shared with virtiofsd */
+	/* virtio-fs: vhost-user needs the guest's memory shared with virtiofsd; a snapshot's
+	 * is kept apart from the stream (vm-snapshot-ram.c) */
 	addf(b, "microvm,acpi=off,x-option-roms=off,rtc=off%s",
-	     l->virtiofs_socket ? ",memory-backend=mem" : "");
+	     l->virtiofs_socket || l->snapshot_ram ? ",memory-backend=mem" : "");
 	add(b, "-accel");
 	add(b, kvm ? "kvm" : "tcg");
 	add(b, "-cpu");
@@ -97,6 +98,10 @@ static void add_machine(struct argv_builder *b, const struct moat_vm_launch *l)
 	if (l->virtiofs_socket) {
 		add(b, "-object");
 		addf(b, "memory-backend-memfd,id=mem,size=%uM,share=on", l->vm->memory_mib);
+	} else if (l->snapshot_ram) {
+		add(b, "-object");
+		addf(b, "memory-backend-file,id=mem,size=%uM,share=on,mem-path=/proc/self/fd/%d",
+		     l->vm->memory_mib, MOAT_VM_QEMU_RAM_FD);
 	}
 	add(b, "-nodefaults");
 	add(b, "-no-user-config");
@@ -227,13 +232,14 @@ static void add_pod_share(struct argv_builder *b, const struct moat_vm_launch *l
 }
 
 /* A snapshot's ends (vm-snapshot.h): the stream to restore, which resumes the guest as it was
- * saved (running: QEMU starts it at once), or the monitor a save goes through. Neither is a
- * device: a guest saved by one command line restores under the other. */
+ * saved (running: QEMU starts it once loaded), and the monitor a restore or a save goes
+ * through. Neither is a device: a guest saved by one command line restores under the other. */
 static void add_snapshot(struct argv_builder *b, const struct moat_vm_launch *l)
 {
+	/* the stream's fd is named over the monitor, after x-ignore-shared is set */
 	if (l->incoming) {
 		add(b, "-incoming");
-		addf(b, "fd:%d", MOAT_VM_QEMU_INCOMING_FD);
+		add(b, "defer");
 	}
 	if (l->qmp) {
 		add(b, "-chardev");
@@ -263,7 +269,7 @@ void moat_vm_argv_free(char **argv)
 	strv_free(argv);
 }
 
-#define FIXED_END (MOAT_VM_QEMU_QMP_FD + 1)
+#define FIXED_END (MOAT_VM_QEMU_RAM_FD + 1)
 
 /* fd, moved above every number QEMU finds something at (-1 stays -1). */
 static int above_fixed(int fd)
@@ -298,6 +304,7 @@ static _Noreturn void child_exec(const struct moat_vm_launch *l, char **argv, in
 	int egress_fd = l->egress ? above_fixed(l->egress_fd) : -1;
 	int incoming_fd = l->incoming ? above_fixed(l->incoming_fd) : -1;
 	int qmp_fd = l->qmp ? above_fixed(l->qmp_fd) : -1;
+	int ram_fd = l->snapshot_ram ? above_fixed(l->ram_fd) : -1;
 	int child_errno, taps[MOAT_VM_MAX_NICS];
 
 	if (l->n_nics > MOAT_VM_MAX_NICS)
@@ -309,7 +316,8 @@ static _Noreturn void child_exec(const struct moat_vm_launch *l, char **argv, in
 	    dup2(agent_fd, MOAT_VM_QEMU_AGENT_FD) < 0 ||
 	    place(l->egress, egress_fd, MOAT_VM_QEMU_EGRESS_FD) < 0 || place_nics(l, taps) < 0 ||
 	    place(l->incoming, incoming_fd, MOAT_VM_QEMU_INCOMING_FD) < 0 ||
-	    place(l->qmp, qmp_fd, MOAT_VM_QEMU_QMP_FD) < 0)
+	    place(l->qmp, qmp_fd, MOAT_VM_QEMU_QMP_FD) < 0 ||
+	    place(l->snapshot_ram, ram_fd, MOAT_VM_QEMU_RAM_FD) < 0)
 		_exit(127);
 	if (MOAT_VM_QEMU_NIC_FD(l->n_nics) < MOAT_VM_QEMU_INCOMING_FD)
 		close_range((unsigned)MOAT_VM_QEMU_NIC_FD(l->n_nics), MOAT_VM_QEMU_INCOMING_FD - 1,

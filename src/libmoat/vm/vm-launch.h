@@ -41,8 +41,11 @@ struct moat_vm_launch {
 	size_t n_nics;
 	const int *nic_fds;
 	const uint8_t (*nic_macs)[6];
-	/* A snapshot (vm-snapshot.h): restore the guest from incoming_fd instead of booting it,
-	 * or give QEMU a QMP monitor on qmp_fd to save one. */
+	/* A snapshot (vm-snapshot.h): the guest's RAM is the memfd ram_fd, shared (a save's and a
+	 * restore's alike); restore the guest from incoming_fd instead of booting it, once the
+	 * QMP monitor on qmp_fd says so (-incoming defer); or give QEMU the monitor to save one. */
+	bool snapshot_ram;
+	int ram_fd;
 	bool incoming;
 	int incoming_fd;
 	bool qmp;
@@ -64,17 +67,18 @@ struct moat_vm_launch {
 /* And tap i's. */
 #define MOAT_VM_QEMU_NIC_FD(i) (5 + (int)(i))
 #define MOAT_VM_MAX_NICS 8
-/* And the snapshot it restores, and its QMP monitor's socket. */
+/* And the snapshot it restores, its QMP monitor's socket, and a snapshot VM's RAM. */
 #define MOAT_VM_QEMU_INCOMING_FD MOAT_VM_QEMU_NIC_FD(MOAT_VM_MAX_NICS)
 #define MOAT_VM_QEMU_QMP_FD (MOAT_VM_QEMU_INCOMING_FD + 1)
+#define MOAT_VM_QEMU_RAM_FD (MOAT_VM_QEMU_QMP_FD + 1)
 
 /* The argument vector (NULL-terminated, each string allocated) for l. */
 char **moat_vm_qemu_argv(const struct moat_vm_launch *l);
 void moat_vm_argv_free(char **argv);
 
 /* Fork and exec QEMU; *ret_pid is its pid. Only agent_fd (egress_fd, the taps, incoming_fd,
- * qmp_fd) and stdio cross into it, with an environment of its own (PATH alone: nothing of the
- * caller's); QEMU dies with its parent. */
+ * qmp_fd, ram_fd) and stdio cross into it, with an environment of its own (PATH alone:
+ * nothing of the caller's); QEMU dies with its parent. */
 int moat_vm_launch(const struct moat_vm_launch *l, pid_t *ret_pid, moat_error *err);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* moat: a QEMU Machine Protocol client, as much of one as saving a snapshot needs
- * (vm-snapshot-save.c): one command at a time over a connected socket, an fd passed with a
+/* moat: a QEMU Machine Protocol client, as much of one as saving and restoring a snapshot
+ * need (vm-snapshot-save.c, vm-snapshot-ram.c): one command at a time over a connected socket, an fd passed with a
  * command (SCM_RIGHTS, for getfd), events skipped. QEMU writes one JSON object per line. */
 #ifndef MOAT_VM_QMP_H
 #define MOAT_VM_QMP_H

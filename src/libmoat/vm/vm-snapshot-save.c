@@ -2,10 +2,12 @@
 /* moat: making a snapshot, in the jail (vm-snapshot.h).
  *
  * QEMU boots the guest exactly as the supervisor would, with a QMP monitor on a socket of
- * ours besides. Once the agent's READY comes (the guest has mounted nothing of any
- * container's), the running guest is migrated into the file create opened: getfd passes the
- * fd, `migrate fd:snapshot` writes the stream, query-migrate says when it is complete. The
- * guest is saved running, so a restore runs it at once. Then QEMU is killed.
+ * ours besides and its RAM a memfd of ours. Once the agent's READY comes (the guest has
+ * mounted nothing of any container's), the running guest is migrated into the file create
+ * opened, past where its RAM goes: getfd passes the fd, `migrate fd:snapshot` writes the
+ * stream (without the RAM: x-ignore-shared), query-migrate says when it is complete. The
+ * guest, stopped now, is saved as running, so a restore runs it at once. Then its RAM is
+ * written in front of the stream and QEMU is killed.
  */
 #include "vm-snapshot.h"
 
@@ -98,12 +100,17 @@ static int wait_migrated(struct moat_qmp *q, moat_error *err)
 	}
 }
 
-/* Over the monitor: fd becomes QEMU's "snapshot", and the guest is migrated into it. */
-static int migrate(struct moat_qmp *q, int fd, moat_error *err)
+/* Over the monitor: fd becomes QEMU's "snapshot", and the guest is migrated into it after
+ * its RAM, which is then written in front of the stream (vm-snapshot-ram.c). */
+static int migrate(struct moat_qmp *q, int fd, int ram_fd, uint64_t ram_size, moat_error *err)
 {
 	__attribute__((cleanup(moat_qmp_freep))) yajl_val a = NULL, b = NULL, c = NULL;
 
-	if (moat_qmp_execute(q, "{\"execute\":\"getfd\",\"arguments\":{\"fdname\":\"snapshot\"}}",
+	/* QEMU's copy of fd shares its offset: the stream goes after the RAM */
+	if (lseek(fd, (off_t)ram_size, SEEK_SET) < 0)
+		return moat_error_set(err, errno, "seek past the guest's memory");
+	if (moat_vm_snapshot_ignore_shared(q, err) < 0 ||
+	    moat_qmp_execute(q, "{\"execute\":\"getfd\",\"arguments\":{\"fdname\":\"snapshot\"}}",
 			     fd, &a, err) < 0 ||
 	    /* QEMU's default is 32 MiB/s, a pause of a second for an idle guest's stream */
 	    moat_qmp_execute(q,
@@ -113,21 +120,31 @@ static int migrate(struct moat_qmp *q, int fd, moat_error *err)
 	    moat_qmp_execute(q, "{\"execute\":\"migrate\",\"arguments\":{\"uri\":\"fd:snapshot\"}}",
 			     -1, &c, err) < 0)
 		return moat_error_ret(err);
-	return wait_migrated(q, err);
+	/* done, the guest stays stopped: its memory is what the stream's devices expect */
+	if (wait_migrated(q, err) < 0)
+		return moat_error_ret(err);
+	return moat_vm_ram_store(ram_fd, fd, ram_size, err);
 }
 
 int moat_vm_snapshot_save(const struct moat_vm_session *s, int fd, moat_error *err)
 {
 	uint64_t deadline = moat_monotonic_ms() + SAVE_TIMEOUT_MS;
+	uint64_t ram_size = (uint64_t)s->vm.memory_mib << 20;
 	struct moat_qmp q = { .fd = -1 };
 	struct moat_vm_launch l;
 	int sp[2] = { -1, -1 }, qp[2] = { -1, -1 }, r = -1;
+	_cleanup_close_ int ram_fd = -1;
 	pid_t pid = -1;
 
 	moat_vm_session_launch(s, &l);
 	if (l.egress)
 		return moat_error_msg(err, EINVAL,
 				      "a VM with the egress tunnel is not snapshotted");
+	ram_fd = moat_vm_ram_memfd(ram_size, err);
+	if (ram_fd < 0)
+		return moat_error_prefix(err, "microvm: saving a snapshot");
+	l.snapshot_ram = true;
+	l.ram_fd = ram_fd;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 ||
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qp) < 0) {
 		r = moat_error_set(err, errno, "socketpair");
@@ -141,10 +158,12 @@ int moat_vm_snapshot_save(const struct moat_vm_session *s, int fd, moat_error *e
 	close(sp[1]);
 	close(qp[1]);
 	sp[1] = qp[1] = -1;
-	if (wait_ready(sp[0], deadline, err) < 0 || moat_qmp_open(&q, qp[0], deadline, err) < 0)
+	if (wait_ready(sp[0], deadline, err) < 0)
 		goto out;
-	qp[0] = -1; /* q has it */
-	r = migrate(&q, fd, err);
+	r = moat_qmp_open(&q, qp[0], deadline, err);
+	qp[0] = -1; /* q has it, opened or not */
+	if (r == 0)
+		r = migrate(&q, fd, ram_fd, ram_size, err);
 out:
 	moat_qmp_close(&q);
 	for (int i = 0; i < 2; i++) {

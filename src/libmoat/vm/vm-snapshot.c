@@ -18,7 +18,7 @@
 #include "vm-launch.h"
 
 /* Part of every key: a change of what a snapshot holds or how it is restored changes it. */
-#define KEY_VERSION "moat vm snapshot 1"
+#define KEY_VERSION "moat vm snapshot 2"
 
 int moat_vm_boot_wanted(const struct oci_config *cfg, enum moat_vm_boot *ret, moat_error *err)
 {
@@ -111,6 +111,7 @@ static int key_of(const struct moat_vm_assets *a, const struct moat_vm_session *
 	moat_sha256_init(&h);
 	moat_sha256_update(&h, KEY_VERSION, sizeof(KEY_VERSION));
 	moat_vm_session_launch(s, &l);
+	l.snapshot_ram = true; /* as the save and every restore have it */
 	argv = moat_vm_qemu_argv(&l);
 	for (char **p = argv; *p != NULL; p++)
 		moat_sha256_update(&h, *p, strlen(*p) + 1);
@@ -151,19 +152,21 @@ static int can_restore(enum moat_vm_boot want, const struct moat_vm_session *s, 
 	return 0;
 }
 
-/* A named snapshot that is not a QEMU migration stream ("QEVM", version 3) is refused
- * before QEMU is given it. */
+/* A named snapshot without a QEMU migration stream ("QEVM", version 3) after the guest's
+ * RAM is refused before QEMU is given it. */
 static int check_header(const struct moat_vm_session *s, moat_error *err)
 {
 	static const uint8_t magic[8] = { 'Q', 'E', 'V', 'M', 0, 0, 0, 3 };
+	off_t stream = (off_t)s->vm.memory_mib << 20;
 	uint8_t head[sizeof(magic)];
 
-	if (pread(s->snapshot_fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
+	if (pread(s->snapshot_fd, head, sizeof(head), stream) != (ssize_t)sizeof(head) ||
 	    memcmp(head, magic, sizeof(magic)) != 0)
 		return moat_error_msg(
 			err, EINVAL,
-			"microvm: the snapshot %s is damaged (not a QEMU migration "
-			"stream): delete it, or set annotations." MOAT_VM_BOOT_ANNOTATION "=cold",
+			"microvm: the snapshot %s is damaged (no QEMU migration stream "
+			"after the guest's memory): delete it, or set annotations." MOAT_VM_BOOT_ANNOTATION
+			"=cold",
 			s->snapshot_path);
 	return 0;
 }

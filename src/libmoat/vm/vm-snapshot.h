@@ -4,11 +4,14 @@
  * A snapshot is a guest migrated to a file once its agent sent READY, before anything of a
  * container reached it. Its key is a digest of what the saved guest depends on (QEMU's
  * command line without the per-boot fds, and the identity of the QEMU binary, the kernel and
- * the initramfs), its file <cache>/<key>, read-only, named only once complete. The first
+ * the initramfs), its file <cache>/<key>, read-only, named only once complete: the guest's
+ * RAM at [0, RAM), sparse, then QEMU's migration stream of everything else (vm-snapshot-ram.c
+ * says why the RAM is apart). The first
  * create that finds none makes it: under <key>.lock, an unnamed file whose writable end the
  * init gets, and saves into from its jail before READY (moat_vm_snapshot_save); create names
- * it after READY. Every create gets the read-only end, and the supervisor hands it to QEMU
- * as -incoming. A VM with network interfaces or the egress tunnel boots cold: the guest's
+ * it after READY. Every create gets the read-only end; the supervisor copies the RAM into a
+ * memfd of the VM's own and hands QEMU the stream (moat_vm_ram_load,
+ * moat_vm_snapshot_incoming). A VM with network interfaces or the egress tunnel boots cold: the guest's
  * devices are fixed when it is saved.
  *
  * annotations.moat.vm.boot: cold (always boot), snapshot (restore, an error where it cannot
@@ -21,6 +24,7 @@
 #define MOAT_VM_SNAPSHOT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "oci-config.h"
@@ -66,5 +70,19 @@ void moat_vm_snapshot_evict(int dirfd, const char *keep);
 
 /* In the jail, the init's child: boot s's VM to READY and save it into fd. */
 int moat_vm_snapshot_save(const struct moat_vm_session *s, int fd, moat_error *err);
+
+/* A snapshot's guest memory (vm-snapshot-ram.c). A new memfd of size bytes, for QEMU to map
+ * as the guest's RAM (moat_vm_launch.ram_fd). */
+int moat_vm_ram_memfd(uint64_t size, moat_error *err);
+/* Save: ram_fd's pages that are not all zeros, written into file_fd at their offsets. */
+int moat_vm_ram_store(int ram_fd, int file_fd, uint64_t size, moat_error *err);
+/* Restore: a new memfd holding file_fd's [0, size), and file_fd's offset at the stream. */
+int moat_vm_ram_load(int file_fd, uint64_t size, moat_error *err);
+struct moat_qmp;
+/* QEMU leaves the shared RAM out of the migration (x-ignore-shared), on either end. */
+int moat_vm_snapshot_ignore_shared(struct moat_qmp *q, moat_error *err);
+/* Restore, QEMU started with -incoming defer: over the monitor at qmp_fd (closed after), the
+ * capability and the stream at MOAT_VM_QEMU_INCOMING_FD. QEMU runs the guest once loaded. */
+int moat_vm_snapshot_incoming(int qmp_fd, uint64_t deadline_ms, moat_error *err);
 
 #endif

@@ -2,6 +2,7 @@
 /* moat: the supervisor the container init becomes in microVM mode (vm-supervise.h). */
 #include "vm-supervise.h"
 
+#include <errno.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include "vm-launch.h"
 #include "vm-pod.h"
 #include "vm-relay.h"
+#include "vm-snapshot.h"
 #include "vm-virtiofs.h"
 
 /* Under TCG a guest boots in about a second; on a loaded machine several. */
@@ -149,6 +151,42 @@ void moat_vm_session_launch(const struct moat_vm_session *s, struct moat_vm_laun
 					.egress = s->egress };
 }
 
+/* A restore's QEMU: the guest's RAM copied from the snapshot into a memfd of its own
+ * (*ram_fd), the stream, and a monitor (qp) to name the stream on (vm-snapshot.h). */
+static int restore_ends(const struct moat_vm_session *s, struct moat_vm_launch *l, int *ram_fd,
+			int qp[2], moat_error *err)
+{
+	*ram_fd = moat_vm_ram_load(s->snapshot_fd, (uint64_t)s->vm.memory_mib << 20, err);
+	if (*ram_fd < 0)
+		return moat_error_prefix(err, "microvm: the snapshot %s", s->snapshot_path);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qp) < 0)
+		return moat_error_set(err, errno, "microvm: socketpair for QEMU's monitor");
+	l->snapshot_ram = true;
+	l->ram_fd = *ram_fd;
+	l->incoming = true;
+	l->incoming_fd = s->snapshot_fd;
+	l->qmp = true;
+	l->qmp_fd = qp[1];
+	return 0;
+}
+
+/* Once QEMU runs: the monitor starts the restore, and QEMU alone holds the RAM. */
+static int restore_start(const struct moat_vm_session *s, int *ram_fd, int qp[2], moat_error *err)
+{
+	int monitor = qp[0];
+
+	close(*ram_fd);
+	close(qp[1]);
+	*ram_fd = qp[0] = qp[1] = -1;
+	if (moat_vm_snapshot_incoming(monitor, moat_monotonic_ms() + VM_BOOT_TIMEOUT_MS, err) < 0)
+		return moat_error_prefix(err,
+					 "microvm: QEMU could not restore the guest from the "
+					 "snapshot %s (delete the file, or set "
+					 "annotations." MOAT_VM_BOOT_ANNOTATION "=cold)",
+					 s->snapshot_path);
+	return 0;
+}
+
 int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 {
 	struct moat_msg_start start = moat_vm_start_message(s);
@@ -161,7 +199,8 @@ int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 				   .start = &start,
 				   .exec_fd = s->exec_fd,
 				   .boot_timeout_ms = VM_BOOT_TIMEOUT_MS };
-	int sp[2], ep[2] = { -1, -1 }, code = -1, nic_fds[MOAT_VM_MAX_NICS];
+	int sp[2], ep[2] = { -1, -1 }, qp[2] = { -1, -1 }, code = -1, nic_fds[MOAT_VM_MAX_NICS];
+	_cleanup_close_ int ram_fd = -1;
 	uint8_t nic_macs[MOAT_VM_MAX_NICS][6], seed[MOAT_PROTO_SEED_SIZE];
 	pid_t tunnel;
 
@@ -174,8 +213,8 @@ int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 	start.seed_len = sizeof(seed);
 	moat_vm_session_launch(s, &l);
 	if (s->snapshot_fd >= 0) {
-		l.incoming = true;
-		l.incoming_fd = s->snapshot_fd;
+		if (restore_ends(s, &l, &ram_fd, qp, &err) < 0)
+			goto fail;
 		r.snapshot = s->snapshot_path;
 	}
 	/* QEMU runs as the same uid: it may not ptrace or read the supervisor, which holds the
@@ -196,6 +235,8 @@ int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 		goto fail;
 	moat_fault_step("vm:launched");
 	close(sp[1]);
+	if (s->snapshot_fd >= 0 && restore_start(s, &ram_fd, qp, &err) < 0)
+		goto fail;
 	if (s->egress) {
 		close(ep[1]);
 		if (moat_vm_egress_start(ep[0], &tunnel, &err) < 0)
@@ -209,6 +250,9 @@ int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 	moat_vm_start_message_free(&start);
 	return code;
 fail:
+	for (int i = 0; i < 2; i++)
+		if (qp[i] >= 0)
+			close(qp[i]);
 	fprintf(stderr, "moat: %s\n", err.msg ? err.msg : "microvm: failed");
 	moat_error_clear(&err);
 	moat_vm_start_message_free(&start);
