@@ -303,7 +303,7 @@ void agent_power_off(struct agent *a)
 	uint64_t end = agent_now_ms() + 1000;
 
 	/* What is queued for the host still goes, for a little while. */
-	while (a->port >= 0 && a->out.len > 0 && agent_now_ms() < end) {
+	while (a->port >= 0 && agent_queued(a) && agent_now_ms() < end) {
 		struct pollfd pfd = { a->port, POLLOUT, 0 };
 
 		if (poll(&pfd, 1, 50) > 0 && (pfd.revents & POLLHUP))

@@ -7,10 +7,19 @@
  * host that stops reading stops the process. Stdin is queued per process up
  * to MOAT_PROTO_STDIN_WINDOW and acknowledged with CREDIT as the process
  * reads it.
+ *
+ * A process's output goes to the port without a copy when nothing is queued:
+ * its pipe's buffers are spliced to a staging pipe of the agent's, the
+ * frame's prefix is written, and the staged bytes are spliced to the port,
+ * whose driver (virtio_console) hands the pages to the host. Under TCG each
+ * copy in the guest is emulated, and reading, framing, checking and writing
+ * made four (contrib/bench/relay-bench.sh). Staged bytes the port cannot
+ * take yet go before anything else is written.
  */
 #include "agent.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,9 +72,83 @@ void agent_send_error(struct agent *a, uint32_t id, int errnum, const char *fmt,
 	agent_send(a, &m);
 }
 
+bool agent_queued(const struct agent *a)
+{
+	return a->out.len > 0 || a->splice.left > 0;
+}
+
+void agent_drop_queued(struct agent *a)
+{
+	a->out.len = 0;
+	a->splice.left = 0;
+	a->no_splice = true; /* the staging pipe may still hold bytes: never used again */
+}
+
+/* The staging pipe's bytes, read into buf (what a splice could not take). */
+static void read_stage(struct agent *a, struct moat_buf *buf)
+{
+	while (a->splice.left > 0) {
+		uint8_t chunk[4096];
+		size_t want = a->splice.left < sizeof(chunk) ? a->splice.left : sizeof(chunk);
+		ssize_t n = read(a->stage[0], chunk, want);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* only the agent writes it, and it holds them */
+			agent_log("the staged output lost %zu bytes: the host's stream breaks",
+				  a->splice.left);
+			break;
+		}
+		moat_buf_append(buf, chunk, (size_t)n);
+		a->splice.left -= (size_t)n;
+	}
+	a->splice.left = 0;
+}
+
+/* The port refused a splice: the staged bytes go in front of the queue, and output is
+ * copied from now on. */
+static void splice_failed(struct agent *a)
+{
+	struct moat_buf rest = { 0 };
+
+	agent_log("splice to the port: %m; output is copied from now on");
+	a->no_splice = true;
+	read_stage(a, &rest);
+	moat_buf_append(&rest, a->out.data, a->out.len);
+	moat_buf_free(&a->out);
+	a->out = rest;
+}
+
+/* The staged bytes the port takes now; false while some are left. Each splice asks for all
+ * the staging pipe holds: virtio_console's splice sizes its list by the pipe's buffers, and
+ * one that took fewer than all of them would overrun it (Linux 6.1's virtqueue walks the
+ * list to its end). */
+static bool splice_more(struct agent *a)
+{
+	while (a->splice.left > 0) {
+		ssize_t n = splice(a->stage[0], NULL, a->port, NULL, a->splice.left,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+
+		if (n > 0) {
+			a->splice.left -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return false;
+		splice_failed(a);
+	}
+	return true;
+}
+
 void agent_flush(struct agent *a)
 {
 	size_t done = 0;
+
+	if (!splice_more(a))
+		return;
 
 	/* Consumed once at the end: one move of what is left, not one a write. */
 	while (done < a->out.len) {
@@ -112,10 +195,44 @@ static void send_output(struct agent *a, struct proc *p, int which, const uint8_
 	agent_send(a, &m);
 }
 
+/* Up to MOAT_PROTO_MAX_DATA of p's output as one frame without a copy, when nothing is
+ * queued: its pipe's buffers move to the staging pipe (the workload may add to its own pipe
+ * meanwhile, never to that one), the prefix says how many bytes they hold, and they go on
+ * to the port. true: done so (the port may still owe some: a->splice). */
+static bool relay_spliced(struct agent *a, struct proc *p, int which)
+{
+	uint8_t prefix[MOAT_PROTO_OUTPUT_PREFIX];
+	ssize_t n;
+
+	if (p->terminal || a->no_splice || agent_queued(a))
+		return false;
+	n = splice(p->out_fd[which], NULL, a->stage[1], NULL, MOAT_PROTO_MAX_DATA,
+		   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+	if (n < 0 && errno != EAGAIN && errno != EINTR)
+		a->no_splice = true;
+	if (n <= 0)
+		return false; /* the end, nothing yet, or an error: read() tells which */
+	a->splice.left = (size_t)n;
+	p->pending[which] -= (size_t)n < p->pending[which] ? (size_t)n : p->pending[which];
+	moat_proto_output_prefix(prefix, p->id, (uint8_t)(which + 1), (uint32_t)n);
+	/* virtio_console takes a write whole or not at all; not now: the frame is queued */
+	if (write(a->port, prefix, sizeof(prefix)) != (ssize_t)sizeof(prefix)) {
+		moat_buf_append(&a->out, prefix, sizeof(prefix));
+		read_stage(a, &a->out);
+		return true;
+	}
+	splice_more(a);
+	return true;
+}
+
 void agent_relay_output(struct agent *a, struct proc *p, int which)
 {
 	static uint8_t buf[MOAT_PROTO_MAX_DATA];
-	ssize_t n = read(p->out_fd[which], buf, sizeof(buf));
+	ssize_t n;
+
+	if (relay_spliced(a, p, which))
+		return;
+	n = read(p->out_fd[which], buf, sizeof(buf));
 
 	if (n > 0) {
 		send_output(a, p, which, buf, (size_t)n);

@@ -482,7 +482,7 @@ static size_t build_watches(struct agent *a, struct pollfd *pfd, struct watch *w
 
 	if (a->out.len < AGENT_OUT_LIMIT)
 		port_events |= POLLIN;
-	if (a->out.len > 0)
+	if (agent_queued(a))
 		port_events |= POLLOUT;
 	add_watch(pfd, w, &n, a->port, port_events, NULL, ROLE_PORT);
 	add_watch(pfd, w, &n, a->sigfd, POLLIN, NULL, ROLE_SIGNALS);
@@ -530,7 +530,7 @@ static bool done(struct agent *a)
 {
 	if (!a->stopping)
 		return false;
-	return agent_now_ms() >= a->deadline || (a->n_procs == 0 && a->out.len == 0);
+	return agent_now_ms() >= a->deadline || (a->n_procs == 0 && !agent_queued(a));
 }
 
 static void handle_events(struct agent *a, struct pollfd *pfd, struct watch *w, size_t n)
@@ -545,7 +545,7 @@ static void handle_events(struct agent *a, struct pollfd *pfd, struct watch *w, 
 		case ROLE_PORT:
 			if ((re & (POLLIN | POLLHUP)) && agent_read_port(a) < 0) {
 				agent_log("the host closed the port");
-				a->out.len = 0;
+				agent_drop_queued(a);
 				stop(a);
 				a->deadline = agent_now_ms();
 			}
@@ -652,6 +652,9 @@ int main(void)
 		agent_log("signalfd: %m");
 		agent_power_off(&a);
 	}
+	/* output's way to the port without a copy (agent-io.c); without it, copies */
+	if (pipe2(a.stage, O_NONBLOCK | O_CLOEXEC) < 0)
+		a.no_splice = true;
 	a.port = agent_open_port(&a.cfg);
 	if (a.port < 0 || agent_wait_for_host(a.port) < 0)
 		agent_power_off(&a);

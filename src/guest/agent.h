@@ -133,6 +133,13 @@ struct agent {
 	int sigfd;
 	int cap_last;        /* the guest kernel's last capability */
 	struct moat_buf out; /* frames for the host, not yet written */
+	/* An OUTPUT frame whose data goes to the port by splice (agent-io.c): its prefix is
+	 * written, and `left` bytes of it, in the staging pipe, go before anything in `out`. */
+	int stage[2];
+	struct {
+		size_t left;
+	} splice;
+	bool no_splice;      /* no staging pipe, or a splice failed: read and queue instead */
 	struct moat_buf inb; /* bytes from the host, not yet a whole frame */
 	struct proc *procs[AGENT_MAX_PROCS];
 	size_t n_procs;
@@ -194,10 +201,14 @@ void agent_send_error(struct agent *a, uint32_t id, int errnum, const char *fmt,
 	__attribute__((format(printf, 4, 5)));
 /* Write what the port takes now. */
 void agent_flush(struct agent *a);
+/* Whether anything is still to go to the host: frames queued, or a splice's bytes. */
+bool agent_queued(const struct agent *a);
+/* The host is gone: whatever was to go to it is dropped. */
+void agent_drop_queued(struct agent *a);
 /* Read from the port into a->inb. 0: read or nothing there; -EPIPE: the
  * host is gone. */
 int agent_read_port(struct agent *a);
-/* Output became readable: relay one read as DATA (or EOF as empty DATA). */
+/* Output became readable: relay it as DATA (or EOF as empty DATA). */
 void agent_relay_output(struct agent *a, struct proc *p, int which);
 /* Stdin for the process, from DATA. */
 void agent_queue_stdin(struct agent *a, struct proc *p, const uint8_t *data, size_t len);

@@ -1067,6 +1067,23 @@ int moat_proto_encode(enum moat_proto_peer sender, const struct moat_msg *msg, s
 
 /* ---- helpers --------------------------------------------------------------------------------- */
 
+void moat_proto_output_prefix(uint8_t out[MOAT_PROTO_OUTPUT_PREFIX], uint32_t id, uint8_t stream,
+			      uint32_t len)
+{
+	uint8_t *f = out + MOAT_PROTO_HEADER_SIZE;
+
+	put_le(out, MOAT_PROTO_OUTPUT_PREFIX - MOAT_PROTO_HEADER_SIZE + (uint64_t)len, 4);
+	put_le(out + 4, MOAT_MSG_OUTPUT, 2);
+	put_le(out + 6, id, 4);
+	/* field 1, stream: u8 */
+	put_le(f, 1, 2);
+	put_le(f + 2, 1, 4);
+	f[6] = stream;
+	/* field 2, bytes: its tag and length, the bytes to follow */
+	put_le(f + 7, 2, 2);
+	put_le(f + 9, len, 4);
+}
+
 int moat_proto_exit_code(const struct moat_msg_exited *e)
 {
 	if (e->has_signal)

@@ -555,6 +555,14 @@ const char *moat_proto_type_name(uint16_t type);
 int moat_proto_encode(enum moat_proto_peer sender, const struct moat_msg *msg, struct moat_buf *out,
 		      moat_error *err);
 
+/* The bytes of an OUTPUT frame (DATA from the guest) that come before its data: the header,
+ * the stream field, and the bytes field's tag and length. Followed by exactly len bytes
+ * (1..MOAT_PROTO_MAX_DATA) they are the frame moat_proto_encode makes; the agent writes
+ * the data from a pipe straight to the port (splice) behind them. */
+#define MOAT_PROTO_OUTPUT_PREFIX (MOAT_PROTO_HEADER_SIZE + 7 + 6)
+void moat_proto_output_prefix(uint8_t out[MOAT_PROTO_OUTPUT_PREFIX], uint32_t id, uint8_t stream,
+			      uint32_t len);
+
 /* Decode the frame at the start of buf[0..len), sent by from.
  *   1: *ret holds the message (release it with moat_msg_clear) and
  *      *ret_used its frame's size;

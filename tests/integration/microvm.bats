@@ -39,13 +39,32 @@ guest_release() {
 	assert_failure 137
 }
 
-@test "microvm: 24 MiB on stdout and on stderr at once arrive whole and in order (the spliced relay)" {
+@test "microvm: 24 MiB on stdout and on stderr at once arrive whole and in order" {
 	# random bytes, so a lost, repeated or reordered piece shows; both streams at once, so
 	# the frames of the two interleave on the port
 	mkdir -p "$BUNDLE/rootfs/srv"
 	head -c $((24 << 20)) /dev/urandom >"$BUNDLE/rootfs/srv/blob"
 	cfg_sh 'cat /srv/blob & cat /srv/blob >&2; wait'
 	moat run --bundle "$BUNDLE" "$CID" >"$TEST_DIR/out" 2>"$TEST_DIR/err"
+	want=$(sha256sum <"$BUNDLE/rootfs/srv/blob")
+	assert_equal "$(sha256sum <"$TEST_DIR/out")" "$want"
+	assert_equal "$(sha256sum <"$TEST_DIR/err")" "$want"
+}
+
+@test "microvm: splice-overrun: a workload whose pipes hold 1 MiB floods both streams; all of it arrives and the guest lives" {
+	# The agent splices output to the port without a copy. virtio_console's splice builds
+	# its list for the whole pipe, and Linux 6.1 overran it (a NULL page, the guest kernel
+	# dead) when the agent spliced part of a pipe. A workload grows its own pipes past the
+	# 64 KiB of a frame here, so its pipes hold more than a frame: only the agent's staging
+	# pipe, always emptied whole, goes to the port.
+	prog=$(build_prog bigpipe-cat) || skip "cc -static is not available: cannot build the writer"
+	mkdir -p "$BUNDLE/rootfs/srv"
+	cp "$prog" "$BUNDLE/rootfs/srv/bigpipe-cat"
+	head -c $((16 << 20)) /dev/urandom >"$BUNDLE/rootfs/srv/blob"
+	cfg_sh '/srv/bigpipe-cat /srv/blob & /srv/bigpipe-cat /srv/blob 2; a=$?; wait $!; echo "$a $?" >/srv/status'
+	moat run --bundle "$BUNDLE" "$CID" >"$TEST_DIR/out" 2>"$TEST_DIR/err" ||
+		fail "status $?: $(tail -c 300 "$TEST_DIR/err" | tr -cd '[:print:]')"
+	assert_equal "$(cat "$BUNDLE/rootfs/srv/status")" "0 0"
 	want=$(sha256sum <"$BUNDLE/rootfs/srv/blob")
 	assert_equal "$(sha256sum <"$TEST_DIR/out")" "$want"
 	assert_equal "$(sha256sum <"$TEST_DIR/err")" "$want"

@@ -598,6 +598,35 @@ static void test_round_trip_pod_messages(void **state)
 }
 
 /* The format on the wire, byte for byte, as proto.h describes it. */
+/* The agent's spliced OUTPUT frames: the prefix and the data are the frame the encoder makes,
+ * for the smallest, an odd and the largest length, on either stream. */
+static void test_output_prefix(void **state)
+{
+	static uint8_t data[MOAT_PROTO_MAX_DATA];
+	const uint32_t lens[] = { 1, 4097, MOAT_PROTO_MAX_DATA };
+	uint8_t prefix[MOAT_PROTO_OUTPUT_PREFIX];
+	struct moat_buf b = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		for (uint8_t stream = MOAT_STREAM_STDOUT; stream <= MOAT_STREAM_STDERR; stream++) {
+			struct moat_msg m = { .type = MOAT_MSG_OUTPUT, .id = 0x01020304 };
+
+			m.u.data.stream = stream;
+			m.u.data.data = data;
+			m.u.data.len = lens[i];
+			b.len = 0;
+			encode_ok(MOAT_PEER_GUEST, &m, &b);
+			moat_proto_output_prefix(prefix, m.id, stream, lens[i]);
+			assert_int_equal(b.len, sizeof(prefix) + lens[i]);
+			assert_memory_equal(b.data, prefix, sizeof(prefix));
+			assert_memory_equal(b.data + sizeof(prefix), data, lens[i]);
+		}
+	moat_buf_free(&b);
+}
+
 static void test_wire_format_pinned(void **state)
 {
 	static const uint8_t want[] = {
@@ -1554,6 +1583,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_small_messages),
 		cmocka_unit_test(test_round_trip_pod_messages),
 		cmocka_unit_test(test_wire_format_pinned),
+		cmocka_unit_test(test_output_prefix),
 		cmocka_unit_test(test_partial_and_back_to_back),
 		cmocka_unit_test(test_reject_framing),
 		cmocka_unit_test(test_reject_tlv_structure),
