@@ -125,4 +125,7 @@ sandbox_gone() {
 	assert_equal "$(r .exit.reason)" error
 	[[ $(r .exit.message) == *"supervisor hung up: microvm: QEMU exited with status 1"* ]] ||
 		fail "the result does not say why: $(r .exit.message)"
+	# and QEMU's own line, the one above the supervisor's, with the cause
+	[[ $(r .exit.message) == *"(qemu-system-x86_64: "*"virtiofs.sock"*")" ]] ||
+		fail "the result lacks QEMU's line: $(r .exit.message)"
 }

@@ -250,11 +250,37 @@ static void drain(struct watch *w, int fds[3])
 		}
 }
 
+/* The last line of buf[0..*n) (its end cut off, so a second call gives the one before), its
+ * control characters made spaces; "" when none is left. */
+static char *pop_line(char *buf, ssize_t *n)
+{
+	static char none[] = "";
+	char *line;
+
+	while (*n > 0 && buf[*n - 1] == '\n')
+		buf[--*n] = '\0';
+	if (*n <= 0)
+		return none;
+	line = strrchr(buf, '\n');
+	if (line != NULL) {
+		*line++ = '\0';
+		*n = line - buf - 1;
+	} else {
+		line = buf;
+		*n = 0;
+	}
+	for (char *c = line; *c != '\0'; c++)
+		if ((unsigned char)*c < ' ')
+			*c = ' ';
+	return line;
+}
+
 /* msg, and after it the last line the init wrote to its stderr (sb_target.init_log), when
- * there is one: why a microVM's supervisor ended, where the exec only saw it hang up. */
+ * there is one: why a microVM's supervisor ended, where the exec only saw it hang up. When
+ * QEMU's own line comes right before it (QEMU failed), that one too: it holds the cause. */
 static char *with_init_word(const char *msg, int init_log)
 {
-	char buf[1024], *line, *end;
+	char buf[2048], *line, *qemu;
 	struct stat st; /* not the offset: the init writes through the same open file */
 	off_t size = init_log >= 0 && fstat(init_log, &st) == 0 ? st.st_size : -1;
 	off_t from = size > (off_t)sizeof(buf) - 1 ? size - (off_t)sizeof(buf) + 1 : 0;
@@ -263,17 +289,14 @@ static char *with_init_word(const char *msg, int init_log)
 	if (n <= 0)
 		return xstrdup(msg);
 	buf[n] = '\0';
-	while (n > 0 && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	line = strrchr(buf, '\n');
-	line = line ? line + 1 : buf;
+	line = pop_line(buf, &n);
 	if (strncmp(line, "moat: ", 6) == 0)
 		line += 6;
-	for (end = line; *end != '\0'; end++)
-		if ((unsigned char)*end < ' ')
-			*end = ' ';
 	if (*line == '\0' || strstr(msg, line) != NULL)
 		return xstrdup(msg);
+	qemu = pop_line(buf, &n);
+	if (strncmp(qemu, "qemu-system-", 12) == 0 && strstr(line, "QEMU") != NULL)
+		return xasprintf("%s: %s (%s)", msg, line, qemu);
 	return xasprintf("%s: %s", msg, line);
 }
 
