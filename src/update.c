@@ -24,6 +24,8 @@ static void usage(void)
 	       "In --resources JSON a 0 memory, swap, kernel, CPU shares/quota/period or\n"
 	       "blkio weight means \"unchanged\", as runc reads what Docker and containerd send.\n"
 	       "The new values are also recorded in the container's saved config.\n"
+	       "A microVM's guest holds its workload to the pids limit and the CPU quota too:\n"
+	       "they reach it while it runs, and are refused while it is created or paused.\n"
 	       "  -r, --resources FILE      LinuxResources JSON\n"
 	       "      --memory BYTES        memory limit\n"
 	       "      --memory-swap BYTES   memory+swap limit\n"

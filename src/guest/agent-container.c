@@ -20,7 +20,8 @@
  * here a workload under a 20% quota measured its CPU time as all of its wall time. The
  * workload needs no memory limit inside (the guest's memory is sized from its limit); a
  * member's memory limit is its cgroup's memory.max, within the pod's VM. FREEZE writes the
- * cgroup's cgroup.freeze; a container's end is its cgroup's cgroup.kill.
+ * cgroup's cgroup.freeze; UPDATE rewrites pids.max and cpu.max (`moat update`); a container's
+ * end is its cgroup's cgroup.kill.
  */
 #include "agent.h"
 
@@ -114,6 +115,19 @@ static int set_pids_max(int dir, uint64_t limit, moat_error *err)
 	return moat_error_set(err, errno, "write %s to pids.max", v);
 }
 
+/* cpu.max: r's quota per its period, or none. */
+static int set_cpu_max(int dir, const struct moat_proto_resources *r, moat_error *err)
+{
+	uint64_t period = r->has_cpu_period ? r->cpu_period : MOAT_PROTO_DEFAULT_CPU_PERIOD;
+	char v[64];
+	int n = r->has_cpu_quota
+			? snprintf(v, sizeof(v), "%llu %llu", (unsigned long long)r->cpu_quota,
+				   (unsigned long long)period)
+			: snprintf(v, sizeof(v), "max");
+
+	return write_file_at(dir, "cpu.max", v, (size_t)n, err);
+}
+
 static int set_limits(int dir, const struct moat_proto_resources *r, moat_error *err)
 {
 	char v[64];
@@ -126,12 +140,15 @@ static int set_limits(int dir, const struct moat_proto_resources *r, moat_error 
 		if (write_file_at(dir, "memory.max", v, (size_t)n, err) < 0)
 			return moat_error_ret(err);
 	}
-	if (!r->has_cpu_quota)
-		return 0;
-	n = snprintf(v, sizeof(v), "%llu %llu", (unsigned long long)r->cpu_quota,
-		     (unsigned long long)(r->has_cpu_period ? r->cpu_period
-							    : MOAT_PROTO_DEFAULT_CPU_PERIOD));
-	return write_file_at(dir, "cpu.max", v, (size_t)n, err);
+	return r->has_cpu_quota ? set_cpu_max(dir, r, err) : 0;
+}
+
+int agent_ctr_update(struct ctr *c, const struct moat_proto_resources *r, moat_error *err)
+{
+	if (r->has_pids_limit ? set_pids_max(c->cgroup_fd, r->pids_limit, err) < 0
+			      : write_file_at(c->cgroup_fd, "pids.max", "max", 3, err) < 0)
+		return moat_error_ret(err);
+	return set_cpu_max(c->cgroup_fd, r, err);
 }
 
 /* The guest's cgroup2 hierarchy, once, with the controllers given to its children. */

@@ -369,6 +369,24 @@ static void on_freeze(struct agent *a, struct moat_msg *m)
 	agent_send(a, &done);
 }
 
+static void on_update(struct agent *a, struct moat_msg *m)
+{
+	moat_error err = MOAT_ERROR_INIT;
+	struct ctr *c = agent_find_ctr(a, m->id);
+	struct moat_msg done = { .type = MOAT_MSG_UPDATED, .id = m->id };
+
+	if (c == NULL || c->over) {
+		agent_send_error(a, m->id, ESRCH, "UPDATE: container %u is not running", m->id);
+		return;
+	}
+	if (agent_ctr_update(c, &m->u.update.resources, &err) < 0) {
+		agent_send_error(a, m->id, err.code > 0 ? err.code : EIO, "UPDATE: %s", err.msg);
+		moat_error_clear(&err);
+		return;
+	}
+	agent_send(a, &done);
+}
+
 static void on_process_message(struct agent *a, struct moat_msg *m)
 {
 	const char *what = moat_proto_type_name(m->type);
@@ -418,6 +436,7 @@ static void dispatch(struct agent *a, struct moat_msg *m)
 	case MOAT_MSG_EXEC: on_exec(a, m); break;
 	case MOAT_MSG_CONTAINER: on_container(a, m); break;
 	case MOAT_MSG_FREEZE: on_freeze(a, m); break;
+	case MOAT_MSG_UPDATE: on_update(a, m); break;
 	case MOAT_MSG_SHUTDOWN: stop(a); break;
 	default: on_process_message(a, m); break;
 	}

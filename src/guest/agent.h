@@ -228,6 +228,8 @@ void agent_ctrs_collect(struct agent *a);
 int agent_ctr_kill(struct ctr *c);
 /* FREEZE: freeze or thaw every process of c, and wait until the kernel says so. */
 int agent_ctr_freeze(struct ctr *c, bool frozen, moat_error *err);
+/* UPDATE: c's pids.max and cpu.max become r's (absent: no limit). */
+int agent_ctr_update(struct ctr *c, const struct moat_proto_resources *r, moat_error *err);
 /* Make a child in c: its first process in new namespaces (c->pidfd holds it), or an exec'd
  * process in c's PID namespace. fork's returns. */
 pid_t agent_clone(struct agent *a, struct ctr *c, bool first, moat_error *err);

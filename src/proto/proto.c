@@ -373,6 +373,9 @@ static const struct field exec_fields[] = {
 	{ 2, K_OBJ, 0, 0, "winsize", M(exec, winsize), NO_OFF, M(exec, has_winsize), 0, 0, 0, &winsize_object },
 	{ 3, K_U32, 0, 0, "container", M(exec, container), NO_OFF, NO_OFF, 1, UINT32_MAX, 0, NULL },
 };
+static const struct field update_fields[] = {
+	{ 1, K_OBJ, F_REQUIRED, 0, "resources", M(update, resources), NO_OFF, NO_OFF, 0, 0, 0, &resources_object },
+};
 static const struct field freeze_fields[] = {
 	{ 1, K_BOOL, F_REQUIRED, 0, "frozen", M(freeze, frozen), NO_OFF, NO_OFF, 0, 1, 0, NULL },
 };
@@ -420,6 +423,17 @@ static int check_exited(const void *obj, const char *path, moat_error *err)
 	return 0;
 }
 
+/* The guest's memory is fixed at boot: an UPDATE cannot change it. */
+static int check_update(const void *obj, const char *path, moat_error *err)
+{
+	const struct moat_msg *m = obj;
+
+	(void)path;
+	if (m->u.update.resources.has_memory_limit)
+		return fail(err, "resources.memory_limit", "cannot change once the guest runs");
+	return 0;
+}
+
 /* Messages are objects over struct moat_msg (the offsets above include the
  * union), so the generic code needs no per-type glue. */
 /* clang-format off */
@@ -427,6 +441,7 @@ static const struct object start_object = { sizeof(struct moat_msg), FIELDS(star
 static const struct object container_object = { sizeof(struct moat_msg), FIELDS(container_fields), NULL };
 static const struct object exec_object = { sizeof(struct moat_msg), FIELDS(exec_fields), NULL };
 static const struct object freeze_object = { sizeof(struct moat_msg), FIELDS(freeze_fields), NULL };
+static const struct object update_object = { sizeof(struct moat_msg), FIELDS(update_fields), check_update };
 static const struct object stdin_object = { sizeof(struct moat_msg), FIELDS(stdin_fields), NULL };
 static const struct object signal_object = { sizeof(struct moat_msg), FIELDS(signal_fields), NULL };
 static const struct object resize_object = { sizeof(struct moat_msg), FIELDS(resize_fields), NULL };
@@ -462,6 +477,7 @@ static const struct msgdef messages[] = {
 	{ MOAT_MSG_SHUTDOWN, "SHUTDOWN", MOAT_PEER_HOST, ID_ZERO, &empty_object },
 	{ MOAT_MSG_CONTAINER, "CONTAINER", MOAT_PEER_HOST, ID_PROCESS, &container_object },
 	{ MOAT_MSG_FREEZE, "FREEZE", MOAT_PEER_HOST, ID_PROCESS, &freeze_object },
+	{ MOAT_MSG_UPDATE, "UPDATE", MOAT_PEER_HOST, ID_PROCESS, &update_object },
 	{ MOAT_MSG_READY, "READY", MOAT_PEER_GUEST, ID_ZERO, &ready_object },
 	{ MOAT_MSG_STARTED, "STARTED", MOAT_PEER_GUEST, ID_PROCESS, &started_object },
 	{ MOAT_MSG_OUTPUT, "DATA", MOAT_PEER_GUEST, ID_PROCESS, &output_object },
@@ -469,6 +485,7 @@ static const struct msgdef messages[] = {
 	{ MOAT_MSG_ERROR, "ERROR", MOAT_PEER_GUEST, ID_ANY, &error_object },
 	{ MOAT_MSG_CREDIT, "CREDIT", MOAT_PEER_GUEST, ID_PROCESS, &credit_object },
 	{ MOAT_MSG_FROZEN, "FROZEN", MOAT_PEER_GUEST, ID_PROCESS, &freeze_object },
+	{ MOAT_MSG_UPDATED, "UPDATED", MOAT_PEER_GUEST, ID_PROCESS, &empty_object },
 };
 
 static const struct msgdef *find_msgdef(uint16_t type)

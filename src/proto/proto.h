@@ -98,6 +98,11 @@
  *   FREEZE   (0x08, id = a container's first process)  stop or resume every process of
  *            that container (START's or a CONTAINER's), as cgroup.freeze does.
  *              1 frozen         bool: freeze (1) or thaw (0)
+ *   UPDATE   (0x09, id = START's workload)  new limits for the workload's container: what
+ *            `moat update` changed. Its cgroup's pids.max and cpu.max become these; an
+ *            absent pids_limit or cpu_quota means no limit, as in START. memory_limit is
+ *            refused: the guest's memory is fixed when it boots.
+ *              1 resources      object, required (see RESOURCES)
  *
  * MESSAGES, guest -> host
  *   READY    (0x81, id = 0)  the agent is up, sent once before anything else;
@@ -129,6 +134,8 @@
  *   FROZEN   (0x87, id = a container's first process)  the answer to FREEZE: whether
  *            every process of the container is stopped now.
  *              1 frozen         bool: as FREEZE asked, or the other when it failed
+ *   UPDATED  (0x88, id = START's workload)  the answer to UPDATE: the limits hold. No fields.
+ *            When they could not be set, an ERROR with the same id answers instead.
  *
  * PROCESS SPEC (object, in START and EXEC)
  *    1 arg            string, list, 1..MOAT_PROTO_MAX_ARGS, required
@@ -328,6 +335,7 @@ enum moat_msg_type {
 	MOAT_MSG_SHUTDOWN = 0x06,
 	MOAT_MSG_CONTAINER = 0x07,
 	MOAT_MSG_FREEZE = 0x08,
+	MOAT_MSG_UPDATE = 0x09,
 	/* guest -> host */
 	MOAT_MSG_READY = 0x81,
 	MOAT_MSG_STARTED = 0x82,
@@ -336,6 +344,7 @@ enum moat_msg_type {
 	MOAT_MSG_ERROR = 0x85,
 	MOAT_MSG_CREDIT = 0x86,
 	MOAT_MSG_FROZEN = 0x87,
+	MOAT_MSG_UPDATED = 0x88,
 };
 
 /* Who sent the bytes being decoded: each side accepts only the other's
@@ -473,6 +482,11 @@ struct moat_msg_freeze {
 	bool frozen;
 };
 
+/* UPDATE. */
+struct moat_msg_update {
+	struct moat_proto_resources resources;
+};
+
 /* STDIN and OUTPUT. When encoding, data points at the caller's bytes; a
  * decoded message owns a copy. */
 struct moat_msg_data {
@@ -522,7 +536,8 @@ struct moat_msg {
 		struct moat_msg_start start; /* START, CONTAINER */
 		struct moat_msg_exec exec;
 		struct moat_msg_freeze freeze; /* FREEZE, FROZEN */
-		struct moat_msg_data data;     /* STDIN, OUTPUT */
+		struct moat_msg_update update;
+		struct moat_msg_data data; /* STDIN, OUTPUT */
 		struct moat_msg_signal signal;
 		struct moat_msg_resize resize;
 		struct moat_msg_ready ready;

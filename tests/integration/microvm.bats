@@ -485,6 +485,35 @@ ready"
 	((current <= 16)) || fail "$current tasks in the cgroup under a limit of 16"
 }
 
+# update-reaches-guest: `moat update` of a microVM's pids limit or CPU quota wrote only the
+# host's cgroup, where QEMU is: the workload, held by its cgroup in the guest, kept the limits
+# it started with.
+@test "microvm: update-reaches-guest: update --pids-limit and --cpu-quota change the guest's cgroup; -1 lifts them" {
+	cfg_set '.linux.resources = {pids: {limit: 16}, cpu: {quota: 20000, period: 100000}}
+		| .mounts += [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup",
+			options: ["nosuid", "noexec", "nodev"]}]'
+	cfg_sh 'echo ready; exec sleep 100000'
+	# created, the guest does not run yet: refused, nothing changed
+	run moat_create
+	assert_success
+	run_moat update --pids-limit 40 "$CID"
+	assert_moat_error "update: microVM container '$CID' is created: the pids limit and the CPU quota its guest holds change only while it runs"
+	assert_equal "$(cat "/sys/fs/cgroup/pids/moat/$CID/pids.max")" 16
+	moat start "$CID"
+	wait_for_output ready
+	moat update --pids-limit 40 --cpu-quota 50000 "$CID"
+	run_moat exec "$CID" cat /sys/fs/cgroup/pids.max /sys/fs/cgroup/cpu.max
+	assert_success
+	assert_output "40
+50000 100000"
+	assert_equal "$(cat "/sys/fs/cgroup/pids/moat/$CID/pids.max")" 40
+	moat update --pids-limit -1 --cpu-quota -1 "$CID"
+	run_moat exec "$CID" cat /sys/fs/cgroup/pids.max /sys/fs/cgroup/cpu.max
+	assert_success
+	assert_output "max
+max 100000"
+}
+
 # Issue 15 (section 5): `moat update --memory` rewrote a microVM's cgroup without counting
 # QEMU, charged to it beside the guest's memory: a lower limit could have the kernel OOM-kill
 # QEMU rather than the workload. A limit below the guest's memory and QEMU's 64 MiB is refused

@@ -11,6 +11,7 @@
 #include "pod.h"
 #include "policy.h"
 #include "utils.h"
+#include "vm-guest-spec.h"
 #include "vm-select.h"
 #include "vm-socket.h"
 
@@ -198,18 +199,59 @@ static int update_cgroup(const struct moat_opened *c, const char *policy, struct
 	return save_applied(c, cg, err);
 }
 
+/* A microVM's guest holds its workload to the pids limit and the CPU quota itself (its own
+ * cgroup there, vm-guest-spec.h); the host's cgroup holds QEMU. A pod member's limits in the
+ * pod's guest are not updated. */
+static bool guest_holds_limits(const struct moat_opened *c)
+{
+	return c->st->isolation != NULL &&
+	       strcmp(c->st->isolation, moat_isolation_name(MOAT_ISOLATION_MICROVM)) == 0 &&
+	       c->st->vm_pod == NULL;
+}
+
+static bool touches_guest(const struct oci_resources *res)
+{
+	const struct oci_cpu *cpu = res->cpu;
+
+	return res->pids != NULL || (cpu != NULL && (cpu->quota_present || cpu->period_present));
+}
+
+/* The guest's part, once the saved config holds the update: its limits as START would give
+ * them now. Only a running guest hears it: a created one gets its limits when it starts
+ * from what create built, and a paused one cannot answer. */
+static int update_guest(const struct moat_opened *c, moat_error *err)
+{
+	_cleanup_(oci_config_freep) struct oci_config *saved = NULL;
+	struct moat_proto_resources g;
+
+	if (moat_state_read_config(c->dirfd, &saved, err) < 0 ||
+	    moat_vm_guest_resources(saved, &g, err) < 0 || moat_vm_update(c->dirfd, &g, err) < 0)
+		return moat_error_prefix(err, "update: the guest of microVM container '%s'",
+					 c->st->id);
+	return 0;
+}
+
 int moat_container_update(const char *root, const char *id, const char *policy,
 			  struct oci_resources *res, moat_error *err)
 {
 	_cleanup_opened_ struct moat_opened c = MOAT_OPENED_INIT;
 	_cleanup_(oci_resources_freep) struct oci_resources *owned = res;
+	bool guest;
 
 	if (moat_opened_open(root, id, &c, err) < 0)
 		return moat_error_ret(err);
 	if (c.status == MOAT_STATUS_STOPPED)
 		return moat_error_msg(err, EINVAL, "update: container '%s' is stopped", id);
+	guest = guest_holds_limits(&c) && touches_guest(res);
+	if (guest && c.status != MOAT_STATUS_RUNNING)
+		return moat_error_msg(err, EBUSY,
+				      "update: microVM container '%s' is %s: the pids limit and "
+				      "the CPU quota its guest holds change only while it runs",
+				      id, moat_status_name(c.status));
 	if (update_cgroup(&c, policy, res, err) < 0)
 		return moat_error_ret(err);
 	/* merged into the saved config */
-	return save_resources(&c, TAKE_PTR(owned), err);
+	if (save_resources(&c, TAKE_PTR(owned), err) < 0)
+		return moat_error_ret(err);
+	return guest ? update_guest(&c, err) : 0;
 }

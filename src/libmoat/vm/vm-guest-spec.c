@@ -188,14 +188,13 @@ static uint32_t guest_namespaces(const struct oci_config *cfg)
 	return ns;
 }
 
-/* The limits the agent applies to the workload inside the guest (proto.h RESOURCES), as
- * container mode reads them: a pids limit above 0, a CPU quota above 0 (its period, or the
- * kernel's default). Values no kernel takes are errors naming the field. */
-static int resources_of(const struct oci_config *cfg, struct moat_msg_start *m, moat_error *err)
+int moat_vm_guest_resources(const struct oci_config *cfg, struct moat_proto_resources *g,
+			    moat_error *err)
 {
 	const struct oci_resources *r = cfg->linux ? cfg->linux->resources : NULL;
-	struct moat_proto_resources *g = &m->resources;
 	const struct oci_cpu *c = r ? r->cpu : NULL;
+
+	*g = (struct moat_proto_resources){ 0 };
 
 	if (r != NULL && r->pids != NULL && r->pids->limit > 0) {
 		if ((uint64_t)r->pids->limit > MOAT_PROTO_MAX_PIDS_LIMIT)
@@ -228,7 +227,14 @@ static int resources_of(const struct oci_config *cfg, struct moat_msg_start *m, 
 		g->cpu_quota = (uint64_t)c->quota;
 		g->cpu_period = period;
 	}
-	m->has_resources = g->has_pids_limit || g->has_cpu_quota;
+	return 0;
+}
+
+static int resources_of(const struct oci_config *cfg, struct moat_msg_start *m, moat_error *err)
+{
+	if (moat_vm_guest_resources(cfg, &m->resources, err) < 0)
+		return moat_error_ret(err);
+	m->has_resources = m->resources.has_pids_limit || m->resources.has_cpu_quota;
 	return 0;
 }
 

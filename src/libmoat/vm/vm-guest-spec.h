@@ -35,6 +35,13 @@ int moat_vm_start_build(const struct oci_config *cfg, const struct moat_seccomp 
 			struct moat_msg_start *ret, moat_error *err);
 void moat_vm_start_free(struct moat_msg_start *m);
 
+/* The limits the agent applies to the workload inside the guest (proto.h RESOURCES: START's,
+ * and UPDATE's after `moat update`), as container mode reads them: a pids limit above 0, a
+ * CPU quota above 0 (its period, or the kernel's default); absent, none. Values no kernel
+ * takes are errors naming the field. */
+int moat_vm_guest_resources(const struct oci_config *cfg, struct moat_proto_resources *ret,
+			    moat_error *err);
+
 /* The process fields of p (as START and EXEC carry them); borrowed strings stay cfg's. */
 int moat_vm_process_build(const struct oci_process *p, const struct moat_seccomp *sc,
 			  struct moat_proto_process *ret, moat_error *err);

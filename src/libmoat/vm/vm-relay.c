@@ -46,6 +46,8 @@ struct proc {
 	bool freezing;                    /* a FREEZE request waits for FROZEN on freeze_conn */
 	int freeze_conn;
 	bool freeze_want; /* what it asked */
+	bool updating;    /* an UPDATE request waits for UPDATED on update_conn */
+	int update_conn;
 };
 
 struct relay {
@@ -102,6 +104,17 @@ static struct proc *find(struct relay *s, uint32_t id)
 	return NULL;
 }
 
+/* The workload's UPDATE request hears how it went. */
+static void update_answer(struct proc *p, bool ok, int errnum, const char *why)
+{
+	if (!p->updating)
+		return;
+	moat_vm_reply_send(p->update_conn, ok ? MOAT_VM_REPLY_DONE : MOAT_VM_REPLY_ERROR,
+			   ok ? 0 : errnum, why);
+	close(p->update_conn);
+	p->updating = false;
+}
+
 static void proc_release(struct proc *p)
 {
 	if (p->freezing) {
@@ -109,6 +122,7 @@ static void proc_release(struct proc *p)
 				   "the container ended");
 		close(p->freeze_conn);
 	}
+	update_answer(p, false, ESRCH, "the container ended");
 	free(p->member);
 	free(p->filter.seccomp);
 	if (p->owns_fds) {
@@ -220,6 +234,7 @@ static int on_exited(struct relay *s, struct proc *p, const struct moat_msg_exit
 	if (p == &s->procs[0]) { /* the workload */
 		s->exited = true;
 		s->code = code;
+		update_answer(p, false, ESRCH, "the workload ended");
 		return 0;
 	}
 	reply(p, MOAT_VM_REPLY_EXITED, code, NULL);
@@ -231,6 +246,10 @@ static int on_error(struct relay *s, struct proc *p, uint32_t id, const struct m
 {
 	if (p != NULL && p->freezing) {
 		freeze_answer(p, false, e->message);
+		return 0;
+	}
+	if (p != NULL && p->updating) {
+		update_answer(p, false, e->has_errno ? (int)e->errnum : EIO, e->message);
 		return 0;
 	}
 	if (p != NULL && p != &s->procs[0]) { /* a client's process: its client hears of it */
@@ -287,6 +306,7 @@ static int on_message(struct relay *s, struct moat_msg *m)
 		freeze_answer(p, m->u.freeze.frozen == p->freeze_want,
 			      "the guest could not freeze or thaw the container");
 		return 0;
+	case MOAT_MSG_UPDATED: update_answer(p, true, 0, NULL); return 0;
 	default:
 		return moat_error_msg(s->err, EPROTO,
 				      "microvm: the guest sent %s, which it may not",
@@ -465,6 +485,36 @@ static int request_freeze(struct relay *s, struct proc *p, const char *name, boo
 	return 0;
 }
 
+/* UPDATE moves the client's connection to the workload, which answers once the guest holds
+ * the new limits; the slot is free again. */
+static int request_update(struct relay *s, struct proc *p, const char *body, size_t len,
+			  moat_error *err)
+{
+	struct proc *target = &s->procs[0];
+	struct moat_msg m;
+	size_t used;
+	int r = moat_proto_decode(MOAT_PEER_HOST, (const uint8_t *)body, len, &used, &m, err);
+
+	if (r == 0 || (r > 0 && (used != len || m.type != MOAT_MSG_UPDATE)))
+		r = moat_error_msg(err, EPROTO, "not one UPDATE frame");
+	else if (r > 0 && !target->started)
+		r = moat_error_msg(err, ESRCH, "the workload is not running in the guest");
+	else if (r > 0 && target->updating)
+		r = moat_error_msg(err, EBUSY, "another update is under way");
+	if (r > 0) {
+		m.id = target->id;
+		r = send_msg(s, &m);
+	}
+	moat_msg_clear(&m);
+	if (r < 0)
+		return moat_error_ret(err);
+	target->updating = true;
+	target->update_conn = p->conn;
+	p->conn = -1;
+	proc_release(p);
+	return 0;
+}
+
 /* A pending client's request: its process starts in the guest, or the client hears why not. */
 static void read_request(struct relay *s, struct proc *p)
 {
@@ -487,6 +537,8 @@ static void read_request(struct relay *s, struct proc *p)
 		r = request_freeze(s, p, name, h.value != 0, &err);
 	else if (s->exited)
 		r = moat_error_msg(&err, ESRCH, "the guest is not running");
+	else if (h.kind == MOAT_VM_REQ_UPDATE)
+		r = request_update(s, p, body, h.body_len, &err);
 	else if (h.kind == MOAT_VM_REQ_CONTAINER)
 		r = request_container(s, p, name, body, h.body_len, &err);
 	else

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "utils.h"
+#include "vm-relay.h"
 
 static int socket_path(int dirfd, struct sockaddr_un *ret, moat_error *err)
 {
@@ -145,14 +146,15 @@ int moat_vm_reply_wait(int conn, const sigset_t *forward, struct moat_vm_reply *
 	return rc;
 }
 
-int moat_vm_freeze(int state_dirfd, const char *member, bool frozen, moat_error *err)
+/* One request without fds (FREEZE, UPDATE) to the supervisor at state_dirfd, answered DONE. */
+static int request_done(int state_dirfd, enum moat_vm_request_kind kind, const char *name,
+			const void *body, size_t body_len, uint32_t value, moat_error *err)
 {
 	_cleanup_close_ int conn = -1;
 	struct moat_vm_reply r;
 
 	if (moat_vm_socket_connect(state_dirfd, &conn, err) < 0 ||
-	    moat_vm_request_send(conn, MOAT_VM_REQ_FREEZE, member, NULL, 0, frozen, NULL, 0, err) <
-		    0 ||
+	    moat_vm_request_send(conn, kind, name, body, body_len, value, NULL, 0, err) < 0 ||
 	    moat_vm_reply_read(conn, &r, err) < 0)
 		return moat_error_ret(err);
 	if (r.type != MOAT_VM_REPLY_DONE)
@@ -160,6 +162,26 @@ int moat_vm_freeze(int state_dirfd, const char *member, bool frozen, moat_error 
 				      r.type == MOAT_VM_REPLY_ERROR ? r.message
 								    : "an unexpected reply");
 	return 0;
+}
+
+int moat_vm_freeze(int state_dirfd, const char *member, bool frozen, moat_error *err)
+{
+	return request_done(state_dirfd, MOAT_VM_REQ_FREEZE, member, NULL, 0, frozen, err);
+}
+
+int moat_vm_update(int state_dirfd, const struct moat_proto_resources *res, moat_error *err)
+{
+	struct moat_msg m = { .type = MOAT_MSG_UPDATE, .id = MOAT_VM_WORKLOAD_ID };
+	struct moat_buf frame = { 0 };
+	int r;
+
+	m.u.update.resources = *res;
+	r = moat_proto_encode(MOAT_PEER_HOST, &m, &frame, err);
+	if (r == 0)
+		r = request_done(state_dirfd, MOAT_VM_REQ_UPDATE, "", frame.data, frame.len, 0,
+				 err);
+	moat_buf_free(&frame);
+	return r;
 }
 
 /* ---- the supervisor ---------------------------------------------------------------------------- */
@@ -210,9 +232,9 @@ int moat_vm_request_recv(int conn, struct moat_vm_request *ret, char **ret_name,
 		n_fds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		memcpy(fds, CMSG_DATA(c), (n_fds > 3 ? 3 : n_fds) * sizeof(int));
 	}
-	want = h.kind == MOAT_VM_REQ_FREEZE ? 0 : 3;
+	want = h.kind == MOAT_VM_REQ_FREEZE || h.kind == MOAT_VM_REQ_UPDATE ? 0 : 3;
 	if ((mh.msg_flags & MSG_CTRUNC) || n_fds != want || h.magic != MOAT_VM_REQUEST_MAGIC ||
-	    h.kind < MOAT_VM_REQ_EXEC || h.kind > MOAT_VM_REQ_FREEZE ||
+	    h.kind < MOAT_VM_REQ_EXEC || h.kind > MOAT_VM_REQ_UPDATE ||
 	    h.name_len > MOAT_VM_MAX_NAME || h.body_len > MOAT_VM_MAX_REQUEST ||
 	    (h.kind != MOAT_VM_REQ_FREEZE && h.body_len == 0)) {
 		close_fds(fds);

@@ -14,6 +14,8 @@
  *              CONTAINER frame of proto.h, the name the member's id (the frame's name).
  *   FREEZE     freeze (value 1) or thaw (value 0) a pod member's processes in the guest:
  *              `moat pause` and `resume` of a member. No body.
+ *   UPDATE     new limits for the workload's container in the guest: `moat update`. The
+ *              body is the UPDATE frame of proto.h.
  *
  * EXEC and CONTAINER pass the process's stdin, stdout and stderr in SCM_RIGHTS and read
  * back replies: STARTED (the guest pid), then EXITED with the exit code, or ERROR. The
@@ -21,7 +23,8 @@
  * process on a terminal gets the guest's pty, and the size of the terminal its fds are
  * follows it. After STARTED the client may send SIGNAL messages: each signal goes to the
  * guest process. A client that goes away without EXITED (killed) takes its guest process
- * with it (SIGKILL); for a CONTAINER, its whole container. FREEZE reads back DONE or ERROR.
+ * with it (SIGKILL); for a CONTAINER, its whole container. FREEZE and UPDATE read back DONE
+ * or ERROR.
  *
  * The supervisor holds each request to bounds (the client is moat, but the socket is the
  * boundary between the host's root and the jail's unprivileged supervisor).
@@ -35,6 +38,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "proto.h"
 
 #define MOAT_VM_SOCKET "vm-exec.sock"
 
@@ -48,6 +52,7 @@ enum moat_vm_request_kind {
 	MOAT_VM_REQ_EXEC = 1,
 	MOAT_VM_REQ_CONTAINER,
 	MOAT_VM_REQ_FREEZE,
+	MOAT_VM_REQ_UPDATE,
 };
 
 /* A request: this header, then name_len bytes of the name, then body_len bytes of body. */
@@ -99,6 +104,9 @@ int moat_vm_reply_wait(int conn, const sigset_t *forward, struct moat_vm_reply *
 /* FREEZE: the pod member's processes in the guest of the microVM whose state directory is
  * dirfd frozen or thawed, once the guest says it is done. */
 int moat_vm_freeze(int state_dirfd, const char *member, bool frozen, moat_error *err);
+/* UPDATE: the workload's container in the guest of the microVM whose state directory is dirfd
+ * held to r (absent: no limit), once the guest says it is done. */
+int moat_vm_update(int state_dirfd, const struct moat_proto_resources *r, moat_error *err);
 
 /* The supervisor's side: a request from conn, with its name and body (NUL-terminated, both
  * allocated) and its fds (-1 for those not passed). -EPROTO when it breaks the bounds. */
