@@ -126,6 +126,23 @@ share_of() {
 	done
 }
 
+# virtiofsd-death: a virtiofsd that died (here under a pids limit too low for its threads)
+# left the guest's processes waiting on their root forever, and the run with them: even a
+# SIGTERM did not end it.
+@test "microvm virtiofs: virtiofsd-death: a cold VM whose virtiofsd dies ends with one line naming it, not a hang" {
+	cfg_set '.annotations["moat.vm.boot"] = "cold"'
+	cfg_sh 'echo ready; exec sleep 600'
+	moat_run_detached
+	wait_for_output ready
+	local init pid
+	init=$(host_pid)
+	pid=$(pgrep -x virtiofsd --parent "$init") || fail "no virtiofsd under the init $init"
+	kill -KILL $pid
+	wait_for_status stopped
+	run cat "$(err_file)"
+	assert_output --partial "moat: microvm: virtiofsd, which serves the root, was killed by signal 9 before the workload ended"
+}
+
 @test "microvm virtiofs: a read-only root and a read-only bind hold on the host side" {
 	use_policy_without deny-host-mounts
 	mkdir -p "$TEST_DIR/vol" "$BUNDLE/rootfs/data"

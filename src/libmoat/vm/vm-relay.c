@@ -626,6 +626,20 @@ static int vmm_died(struct relay *s, int status)
 			      WEXITSTATUS(status));
 }
 
+/* Without virtiofsd the guest's root answers nothing: its processes would wait forever. */
+static int virtiofsd_died(int status, moat_error *err)
+{
+	if (WIFSIGNALED(status))
+		return moat_error_msg(err, EIO,
+				      "microvm: virtiofsd, which serves the root, was killed by "
+				      "signal %d before the workload ended",
+				      WTERMSIG(status));
+	return moat_error_msg(err, EIO,
+			      "microvm: virtiofsd, which serves the root, exited with status %d "
+			      "before the workload ended (a pids limit too low for its threads?)",
+			      WEXITSTATUS(status));
+}
+
 static int no_answer(struct relay *s, long long waited)
 {
 	if (s->r->snapshot != NULL)
@@ -714,6 +728,11 @@ static int loop(struct relay *s)
 		if (!s->exited && waitpid(s->r->vmm, &status, WNOHANG) == s->r->vmm) {
 			s->r->vmm = 0;
 			return vmm_died(s, status);
+		}
+		if (!s->exited && s->r->virtiofsd > 0 &&
+		    waitpid(s->r->virtiofsd, &status, WNOHANG) == s->r->virtiofsd) {
+			s->r->virtiofsd = 0;
+			return virtiofsd_died(status, s->err);
 		}
 		/* a cold guest's READY, or a restored guest's first answer to START: a guest
 		 * that never answers (a snapshot saved broken) fails the run, it does not

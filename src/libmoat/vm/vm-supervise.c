@@ -198,6 +198,7 @@ int moat_vm_supervise(const struct moat_vm_session *s, bool terminal)
 				   .terminal = terminal,
 				   .start = &start,
 				   .exec_fd = s->exec_fd,
+				   .virtiofsd = s->virtiofsd,
 				   .boot_timeout_ms = VM_BOOT_TIMEOUT_MS };
 	int sp[2], ep[2] = { -1, -1 }, qp[2] = { -1, -1 }, code = -1, nic_fds[MOAT_VM_MAX_NICS];
 	_cleanup_close_ int ram_fd = -1;

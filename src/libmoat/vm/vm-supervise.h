@@ -28,6 +28,7 @@ struct moat_vm_session {
 	int qemu_fd;                 /* the host's QEMU (moat_vm_assets.qemu_fd, not owned) */
 	int virtiofsd_fd; /* the host's virtiofsd when the root may go over virtio-fs; -1 */
 	bool virtiofs;    /* it does: virtiofsd serves it (vm-virtiofs.h); else 9p */
+	pid_t virtiofsd;  /* the virtiofsd the init started, its child; 0: none */
 	struct moat_rootfs_inner workload; /* the workload's mounts inside /rootfs */
 	size_t *workload_index;            /* workload.index's storage */
 	char **workload_landed;            /* workload.landed's storage (filled in by the init) */

@@ -175,5 +175,6 @@ int moat_vm_virtiofsd_start(struct moat_vm_session *s, const struct oci_process 
 	if (read_all(e0, &child_errno, sizeof(child_errno)) == sizeof(child_errno))
 		return moat_error_set(err, child_errno, "microvm: start virtiofsd");
 	s->virtiofs = true;
+	s->virtiofsd = pid;
 	return 0;
 }
