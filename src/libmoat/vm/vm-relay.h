@@ -30,7 +30,7 @@ struct moat_vm_relay {
 	bool terminal;                      /* the workload runs on a pty: in_fd is a terminal */
 	const struct moat_msg_start *start; /* sent on READY */
 	pid_t vmm;                          /* QEMU: its end ends the session */
-	pid_t virtiofsd; /* the virtiofsd serving the root, a child; its end ends it too; 0 */
+	pid_t virtiofsd;                    /* its root's virtiofsd, a child: its end too; 0 */
 	int exec_fd;                        /* listening socket for moat exec (vm-exec.h), or -1 */
 	int boot_timeout_ms;                /* READY must come within this, not counting
 					     * the time QEMU waited for a CPU */
