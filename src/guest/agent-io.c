@@ -74,22 +74,22 @@ void agent_send_error(struct agent *a, uint32_t id, int errnum, const char *fmt,
 
 bool agent_queued(const struct agent *a)
 {
-	return a->out.len > 0 || a->splice.left > 0;
+	return a->out.len > 0 || a->staged > 0;
 }
 
 void agent_drop_queued(struct agent *a)
 {
 	a->out.len = 0;
-	a->splice.left = 0;
+	a->staged = 0;
 	a->no_splice = true; /* the staging pipe may still hold bytes: never used again */
 }
 
 /* The staging pipe's bytes, read into buf (what a splice could not take). */
 static void read_stage(struct agent *a, struct moat_buf *buf)
 {
-	while (a->splice.left > 0) {
+	while (a->staged > 0) {
 		uint8_t chunk[4096];
-		size_t want = a->splice.left < sizeof(chunk) ? a->splice.left : sizeof(chunk);
+		size_t want = a->staged < sizeof(chunk) ? a->staged : sizeof(chunk);
 		ssize_t n = read(a->stage[0], chunk, want);
 
 		if (n < 0 && errno == EINTR)
@@ -97,13 +97,13 @@ static void read_stage(struct agent *a, struct moat_buf *buf)
 		if (n <= 0) {
 			/* only the agent writes it, and it holds them */
 			agent_log("the staged output lost %zu bytes: the host's stream breaks",
-				  a->splice.left);
+				  a->staged);
 			break;
 		}
 		moat_buf_append(buf, chunk, (size_t)n);
-		a->splice.left -= (size_t)n;
+		a->staged -= (size_t)n;
 	}
-	a->splice.left = 0;
+	a->staged = 0;
 }
 
 /* The port refused a splice: the staged bytes go in front of the queue, and output is
@@ -126,12 +126,12 @@ static void splice_failed(struct agent *a)
  * list to its end). */
 static bool splice_more(struct agent *a)
 {
-	while (a->splice.left > 0) {
-		ssize_t n = splice(a->stage[0], NULL, a->port, NULL, a->splice.left,
+	while (a->staged > 0) {
+		ssize_t n = splice(a->stage[0], NULL, a->port, NULL, a->staged,
 				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 
 		if (n > 0) {
-			a->splice.left -= (size_t)n;
+			a->staged -= (size_t)n;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -212,7 +212,7 @@ static bool relay_spliced(struct agent *a, struct proc *p, int which)
 		a->no_splice = true;
 	if (n <= 0)
 		return false; /* the end, nothing yet, or an error: read() tells which */
-	a->splice.left = (size_t)n;
+	a->staged = (size_t)n;
 	p->pending[which] -= (size_t)n < p->pending[which] ? (size_t)n : p->pending[which];
 	moat_proto_output_prefix(prefix, p->id, (uint8_t)(which + 1), (uint32_t)n);
 	/* virtio_console takes a write whole or not at all; not now: the frame is queued */

@@ -134,11 +134,10 @@ struct agent {
 	int cap_last;        /* the guest kernel's last capability */
 	struct moat_buf out; /* frames for the host, not yet written */
 	/* An OUTPUT frame whose data goes to the port by splice (agent-io.c): its prefix is
-	 * written, and `left` bytes of it, in the staging pipe, go before anything in `out`. */
+	 * written, and its `staged` bytes left, in the staging pipe, go before anything in
+	 * `out`. */
 	int stage[2];
-	struct {
-		size_t left;
-	} splice;
+	size_t staged;
 	bool no_splice;      /* no staging pipe, or a splice failed: read and queue instead */
 	struct moat_buf inb; /* bytes from the host, not yet a whole frame */
 	struct proc *procs[AGENT_MAX_PROCS];
