@@ -265,3 +265,14 @@ load helpers
 	assert_equal "${stderr_lines[0]}" "moat: debug: list: root $MOAT_ROOT, pid ${stderr_lines[0]##*pid }"
 	assert_equal "${stderr_lines[1]}" 'moat: debug: list: exit status 0'
 }
+
+# The libraries few commands need are opened when first used (src/libmoat/base/dlib.h):
+# linked in, the loader maps and relocates them at every start, twice per container.
+@test "a start loads none of the libraries moat opens on first use" {
+	run --separate-stderr env LD_DEBUG=libs "$MOAT_BINARY" --version
+	assert_success
+	# the loader names each library it initializes; libc is one, so the trace is there
+	grep -q 'calling init: .*libc\.so' <<<"$stderr"
+	run grep -E 'calling init: .*(libselinux|libpcre2|libarchive|libsystemd)' <<<"$stderr"
+	assert_failure
+}

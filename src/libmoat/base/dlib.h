@@ -5,8 +5,9 @@
  * view, sealed-exe.h), and the dynamic loader maps and relocates every library linked in
  * each time. libarchive (images) and libsystemd (the systemd cgroup driver) bring ICU,
  * libxml2, libstdc++ and the compressors with them, more than half of the loader's work,
- * for commands that most runs never reach. Those two are opened with dlopen() by the code
- * that uses them, which calls them through pointers typed from the library's own header
+ * for commands that most runs never reach; libselinux (an SELinux label) brings libpcre2
+ * and a constructor that probes for selinuxfs. Those three are opened with dlopen() by the
+ * code that uses them, which calls them through pointers typed from the library's own header
  * (`typeof(archive_read_new) *`), so the compiler still checks every call.
  *
  * Load only in moat's own mount namespace, before any container's root is entered: the

@@ -25,10 +25,7 @@
 #include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
-#ifdef HAVE_SELINUX
-#include <selinux/selinux.h>
-#endif
-
+#include "selinux-lib.h"
 #include "utils.h"
 
 /* Bounds on the ids a CPU or node list may name: the largest CONFIG_NR_CPUS
@@ -737,10 +734,12 @@ static int validate_selinux(const char *label, moat_error *err)
 	if (label == NULL || *label == '\0')
 		return 0;
 #ifdef HAVE_SELINUX
-	if (is_selinux_enabled() <= 0)
+	if (moat_selinux_load(err) < 0)
+		return moat_error_prefix(err, "process.selinuxLabel");
+	if (sym_is_selinux_enabled() <= 0)
 		return moat_error_msg(err, EOPNOTSUPP,
 				      "process.selinuxLabel: SELinux is not enabled on this host");
-	if (security_check_context(label) < 0)
+	if (sym_security_check_context(label) < 0)
 		return moat_error_msg(
 			err, EINVAL,
 			"process.selinuxLabel: '%s' is not a valid SELinux context on "
@@ -757,7 +756,10 @@ static int validate_selinux(const char *label, moat_error *err)
 bool moat_lsm_selinux_available(void)
 {
 #ifdef HAVE_SELINUX
-	return is_selinux_enabled() > 0;
+	_cleanup_error_ moat_error err = MOAT_ERROR_INIT;
+
+	/* Without the library there is no SELinux to speak of. */
+	return moat_selinux_load(&err) == 0 && sym_is_selinux_enabled() > 0;
 #else
 	return false;
 #endif
@@ -1138,7 +1140,13 @@ static int apparmor_exec(const char *profile, moat_error *err)
 static int selinux_exec(const char *label, moat_error *err)
 {
 #ifdef HAVE_SELINUX
-	if (setexeccon(label) < 0)
+	/* Loaded by validate_selinux(), before this process was forked. */
+	if (sym_setexeccon == NULL)
+		return moat_error_msg(err, EINVAL,
+				      "process.selinuxLabel '%s': libselinux was not loaded before "
+				      "the container was entered",
+				      label);
+	if (sym_setexeccon(label) < 0)
 		return moat_error_set(err, errno, "process.selinuxLabel '%s'%s", label, nnp_note());
 	return 0;
 #else
