@@ -236,6 +236,32 @@ create_to_files() {
 	assert_no_residue "$CID"
 }
 
+@test "the state says whether start and delete have hooks to run, and a state without it still runs them" {
+	make_waiting_container
+	add_recorder poststart
+	add_recorder poststop
+	moat_create
+	assert_equal "$(jq .lateHooks "$MOAT_ROOT/$CID/state.json")" true
+	# a state that a moat before the field wrote: start and delete read the config
+	jq 'del(.lateHooks)' "$MOAT_ROOT/$CID/state.json" >"$BATS_TEST_TMPDIR/state.json"
+	cp "$BATS_TEST_TMPDIR/state.json" "$MOAT_ROOT/$CID/state.json"
+	moat start "$CID"
+	assert_equal "$(calls poststart)" 1
+	run moat delete --force "$CID"
+	assert_success
+	assert_equal "$(calls poststop)" 1
+	assert_no_residue "$CID"
+}
+
+@test "a container without poststart or poststop hooks records none" {
+	make_waiting_container
+	moat_create
+	assert_equal "$(jq .lateHooks "$MOAT_ROOT/$CID/state.json")" false
+	run moat delete --force "$CID"
+	assert_success
+	assert_no_residue "$CID"
+}
+
 @test "every hook kind runs exactly once over create, start and delete" {
 	make_waiting_container
 	for kind in prestart createRuntime createContainer poststart poststop; do

@@ -135,6 +135,10 @@ static void run_late_hooks(const struct moat_opened *c, enum moat_hook_kind kind
 	struct oci_config *cfg = NULL;
 	size_t len;
 
+	/* The state says when there are none: no need to read the config (it is big when it
+	 * carries a seccomp profile, and a `run` would read it twice). */
+	if (c->st->late_hooks_present && !c->st->late_hooks)
+		return;
 	if (moat_state_read_config(c->dirfd, &cfg, &e) < 0) {
 		moat_error_warn(err, "%s hooks: %s", moat_hook_kind_name(kind), e.msg);
 		moat_error_clear(&e);

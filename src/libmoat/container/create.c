@@ -810,6 +810,16 @@ static char *now_rfc3339(void)
 	return xstrdup(buf);
 }
 
+/* Whether start or delete will have hooks to run from the saved config (moat_state). */
+static bool has_late_hooks(const struct oci_config *cfg)
+{
+	size_t start = 0, stop = 0;
+
+	moat_hooks_list(cfg->hooks, MOAT_HOOK_POSTSTART, &start);
+	moat_hooks_list(cfg->hooks, MOAT_HOOK_POSTSTOP, &stop);
+	return start + stop > 0;
+}
+
 static int save_state(struct build *b, moat_error *err)
 {
 	_cleanup_free_ char *json = NULL, *msg = NULL, *created = now_rfc3339();
@@ -841,6 +851,8 @@ static int save_state(struct build *b, moat_error *err)
 		.cgroup_ignored =
 			b->cg ? (struct oci_string_map *)moat_cgroup_ignored(b->cg) : NULL,
 		.policy = changes,
+		.late_hooks = has_late_hooks(cfg),
+		.late_hooks_present = true,
 	};
 	size_t len;
 	char pid[32];

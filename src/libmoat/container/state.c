@@ -38,6 +38,7 @@ static const struct ocijson_field state_fields[] = {
 	OCIJSON_STR(S, "vmPod", vm_pod, 0),
 	OCIJSON_STR_MAP(S, "annotations", annotations, 0),
 	OCIJSON_STR_MAP(S, "policy", policy, 0),
+	OCIJSON_BOOL_OPT(S, "lateHooks", late_hooks),
 };
 #undef S
 const struct ocijson_type moat_state_type =

@@ -48,6 +48,9 @@ struct moat_state {
 	char *vm_pod; /* a member of a microVM's pod (pod.h): the sandbox's id */
 	struct oci_string_map *annotations;
 	struct oci_string_map *policy; /* rule -> what the policy changed in the config */
+	bool late_hooks; /* the saved config has poststart or poststop hooks: start and delete
+			  * read it only then (absent in the state of an older moat: read) */
+	bool late_hooks_present;
 };
 
 extern const struct ocijson_type moat_state_type;
