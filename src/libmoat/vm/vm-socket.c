@@ -38,7 +38,8 @@ int moat_vm_socket_listen(int state_dirfd, int *ret_fd, moat_error *err)
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0)
 		return moat_error_set(err, errno, "microvm: bind the supervisor's socket");
 	/* only root on the host (moat) connects; the supervisor holds the listening fd */
-	fchmodat(state_dirfd, MOAT_VM_SOCKET, 0600, 0);
+	if (fchmodat(state_dirfd, MOAT_VM_SOCKET, 0600, 0) < 0)
+		return moat_error_set(err, errno, "microvm: make the supervisor's socket 0600");
 	*ret_fd = TAKE_FD(fd);
 	return 0;
 }
