@@ -276,3 +276,16 @@ load helpers
 	run grep -E 'calling init: .*(libselinux|libpcre2|libarchive|libsystemd)' <<<"$stderr"
 	assert_failure
 }
+
+# configure.ac: moat is built with the hardening Debian gives crun (dpkg-buildflags).
+@test "moat is built with full RELRO, the stack protector and _FORTIFY_SOURCE" {
+	command -v readelf >/dev/null || skip "readelf (binutils) is not installed"
+	run readelf -d "$MOAT_BINARY"
+	assert_success
+	assert_output --regexp 'FLAGS.*BIND_NOW'
+	run readelf -lW "$MOAT_BINARY"
+	assert_output --partial GNU_RELRO
+	run readelf --dyn-syms -W "$MOAT_BINARY"
+	assert_output --partial __stack_chk_fail
+	assert_output --regexp '__[a-z]+_chk@'
+}
