@@ -40,12 +40,9 @@ while getopts "n:m:bp:h" opt; do
 	esac
 done
 
-if [ -z "${MOAT_BENCH_INNER:-}" ]; then
-	[ "$(id -u)" = 0 ] || { echo "run-bench: must run as root" >&2; exit 1; }
-	exec env MOAT_BENCH_INNER=1 unshare -m --propagation private "$0" -n "$n" -m "$moat" -p "$pause" $blocks
-fi
 # shellcheck source=contrib/bench/run-bundle.sh
 . "$(dirname "$0")/run-bundle.sh"
+enter_private_mounts run-bench "" -n "$n" -m "$moat" -p "$pause" $blocks
 leave_hybrid
 
 work=$(mktemp -d /tmp/moat-bench.XXXXXX)

@@ -1,7 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Sourced by run-bench.sh and run-phases.sh: the bundle both time, the same for every
-# runtime.
+# Sourced by run-bench.sh, run-phases.sh and run-timeline.sh: the private mount namespace
+# they run in, and the bundle they time, the same for every runtime.
+
+# enter_private_mounts NAME TOOL ARG...: the first time through, check that we run as root
+# and that TOOL (none when empty) is installed, then run this script again with ARG... in a
+# private mount namespace, where leave_hybrid may unmount; it does not return. Inside, it
+# returns at once.
+enter_private_mounts() {
+	local name=$1 tool=$2
+	shift 2
+	[ -z "${MOAT_BENCH_INNER:-}" ] || return 0
+	[ "$(id -u)" = 0 ] || { echo "$name: must run as root" >&2; exit 1; }
+	[ -z "$tool" ] || command -v "$tool" >/dev/null ||
+		{ echo "$name: needs $tool" >&2; exit 1; }
+	exec env MOAT_BENCH_INNER=1 unshare -m --propagation private "$0" "$@"
+}
 
 # leave_hybrid: in the private mount namespace the caller runs in, unmount the cgroup2
 # hierarchy at /sys/fs/cgroup/unified: crun 1.8 refuses hybrid hosts ("cgroups in hybrid mode

@@ -28,13 +28,9 @@ while getopts "n:m:h" opt; do
 	esac
 done
 
-if [ -z "${MOAT_BENCH_INNER:-}" ]; then
-	[ "$(id -u)" = 0 ] || { echo "run-phases: must run as root" >&2; exit 1; }
-	command -v strace >/dev/null || { echo "run-phases: needs strace" >&2; exit 1; }
-	exec env MOAT_BENCH_INNER=1 unshare -m --propagation private "$0" -n "$n" -m "$moat"
-fi
 # shellcheck source=contrib/bench/run-bundle.sh
 . "$(dirname "$0")/run-bundle.sh"
+enter_private_mounts run-phases strace -n "$n" -m "$moat"
 leave_hybrid
 
 work=$(mktemp -d /tmp/moat-phases.XXXXXX)

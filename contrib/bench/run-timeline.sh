@@ -22,13 +22,9 @@ while getopts "n:m:h" opt; do
 	esac
 done
 
-if [ -z "${MOAT_BENCH_INNER:-}" ]; then
-	[ "$(id -u)" = 0 ] || { echo "run-timeline: must run as root" >&2; exit 1; }
-	command -v perf >/dev/null || { echo "run-timeline: needs perf (linux-perf)" >&2; exit 1; }
-	exec env MOAT_BENCH_INNER=1 unshare -m --propagation private "$0" -n "$n" -m "$moat"
-fi
 # shellcheck source=contrib/bench/run-bundle.sh
 . "$(dirname "$0")/run-bundle.sh"
+enter_private_mounts run-timeline perf -n "$n" -m "$moat"
 leave_hybrid
 
 # The steps, in the order a run reaches them: the parent's create, stage 1, the init (stage2),
