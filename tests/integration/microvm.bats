@@ -498,7 +498,8 @@ ready"
 	assert_success
 	run_moat update --pids-limit 40 "$CID"
 	assert_moat_error "update: microVM container '$CID' is created: the pids limit and the CPU quota its guest holds change only while it runs"
-	assert_equal "$(cat "/sys/fs/cgroup/pids/moat/$CID/pids.max")" 16
+	# the host's limit has room for the VMM's 160 tasks beside the workload's (vm-jail.h)
+	assert_equal "$(cat "/sys/fs/cgroup/pids/moat/$CID/pids.max")" $((16 + 160))
 	moat start "$CID"
 	wait_for_output ready
 	moat update --pids-limit 40 --cpu-quota 50000 "$CID"
@@ -506,12 +507,33 @@ ready"
 	assert_success
 	assert_output "40
 50000 100000"
-	assert_equal "$(cat "/sys/fs/cgroup/pids/moat/$CID/pids.max")" 40
+	assert_equal "$(cat "/sys/fs/cgroup/pids/moat/$CID/pids.max")" $((40 + 160))
+	# the saved config keeps the limit asked for
+	assert_equal "$(jq .linux.resources.pids.limit "$MOAT_ROOT/$CID/config.json")" 40
 	moat update --pids-limit -1 --cpu-quota -1 "$CID"
 	run_moat exec "$CID" cat /sys/fs/cgroup/pids.max /sys/fs/cgroup/cpu.max
 	assert_success
 	assert_output "max
 max 100000"
+	assert_equal "$(cat "/sys/fs/cgroup/pids/moat/$CID/pids.max")" max
+}
+
+# vmm-pids-room: the host's pids limit of a microVM was the workload's, and QEMU's and
+# virtiofsd's threads count there too: under a limit of 8 virtiofsd could not start its
+# threads and the VM died before the workload's first line. The guest holds the workload to
+# the limit; the host's cgroup has room for the VMM beside it.
+@test "microvm: vmm-pids-room: a cold VM under a pids limit of 8 runs, and its workload is held to 8" {
+	[[ -x /usr/lib/qemu/virtiofsd ]] || skip "no /usr/lib/qemu/virtiofsd (qemu-system-common)"
+	cfg_set '.annotations["moat.vm.boot"] = "cold" | .linux.resources = {pids: {limit: 8}}
+		| .mounts += [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup",
+			options: ["nosuid", "noexec", "nodev"]}]'
+	cfg_sh 'cat /sys/fs/cgroup/pids.max
+		(for i in $(seq 20); do sleep 1000 >/dev/null 2>&1 & done) 2>/dev/null
+		read current </sys/fs/cgroup/pids.current; echo "current=$current"; kill -9 -1'
+	run_moat run --bundle "$BUNDLE" "$CID"
+	assert_line --index 0 8
+	assert_line --regexp '^current=[1-8]$'
+	refute_output --partial virtiofsd
 }
 
 # Issue 15 (section 5): `moat update --memory` rewrote a microVM's cgroup without counting

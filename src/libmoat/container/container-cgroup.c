@@ -12,6 +12,7 @@
 #include "policy.h"
 #include "utils.h"
 #include "vm-guest-spec.h"
+#include "vm-jail.h"
 #include "vm-select.h"
 #include "vm-socket.h"
 
@@ -161,6 +162,12 @@ static int hold_to_policy(const struct oci_config *saved, const char *policy,
 	return 0;
 }
 
+static bool is_microvm(const struct moat_opened *c)
+{
+	return c->st->isolation != NULL &&
+	       strcmp(c->st->isolation, moat_isolation_name(MOAT_ISOLATION_MICROVM)) == 0;
+}
+
 /* A microVM's QEMU is charged to the cgroup beside the guest's memory: a memory limit below
  * both is refused (vm-select.h). The guest's memory is what create recorded in the state, so
  * an update after the saved config or the policy changed still knows it; a state written
@@ -170,8 +177,7 @@ static int hold_to_vm(const struct moat_opened *c, const struct oci_config *save
 {
 	uint32_t guest = c->st->vm_memory_mib;
 
-	if (c->st->isolation == NULL ||
-	    strcmp(c->st->isolation, moat_isolation_name(MOAT_ISOLATION_MICROVM)) != 0)
+	if (!is_microvm(c))
 		return 0;
 	if (!c->st->vm_memory_mib_present && moat_vm_memory_of(saved, &guest, err) < 0)
 		return moat_error_prefix(err, "update: the saved config");
@@ -181,20 +187,31 @@ static int hold_to_vm(const struct moat_opened *c, const struct oci_config *save
 }
 
 /* The cgroup update, with the devices the saved config lists (a new device rule list allows
- * them again, as create did). */
+ * them again, as create did). A microVM's pids limit has room for the VMM's tasks on the
+ * host, as create gave it (vm-jail.h); res keeps the limit asked for, which the saved config
+ * and the guest get. */
 static int update_cgroup(const struct moat_opened *c, const char *policy, struct oci_resources *res,
 			 moat_error *err)
 {
 	const struct oci_linux *lx;
 	_cleanup_(oci_config_freep) struct oci_config *saved = NULL;
 	_cleanup_(moat_cgroup_freep) struct moat_cgroup *cg = NULL;
+	bool vm_pids = is_microvm(c) && res->pids != NULL;
+	int64_t asked = vm_pids ? res->pids->limit : 0;
+	int r;
 
 	if (moat_state_read_config(c->dirfd, &saved, err) < 0)
 		return moat_error_ret(err);
 	lx = saved->linux;
 	if (hold_to_policy(saved, policy, res, err) < 0 || hold_to_vm(c, saved, res, err) < 0 ||
-	    open_cgroup(c, "update", &cg, err) < 0 ||
-	    moat_cgroup_update(cg, res, lx ? lx->devices : NULL, lx ? lx->devices_len : 0, err) < 0)
+	    open_cgroup(c, "update", &cg, err) < 0)
+		return moat_error_ret(err);
+	if (vm_pids)
+		res->pids->limit = moat_vm_host_pids_limit(asked);
+	r = moat_cgroup_update(cg, res, lx ? lx->devices : NULL, lx ? lx->devices_len : 0, err);
+	if (vm_pids)
+		res->pids->limit = asked;
+	if (r < 0)
 		return moat_error_ret(err);
 	return save_applied(c, cg, err);
 }
@@ -204,9 +221,7 @@ static int update_cgroup(const struct moat_opened *c, const char *policy, struct
  * pod's guest are not updated. */
 static bool guest_holds_limits(const struct moat_opened *c)
 {
-	return c->st->isolation != NULL &&
-	       strcmp(c->st->isolation, moat_isolation_name(MOAT_ISOLATION_MICROVM)) == 0 &&
-	       c->st->vm_pod == NULL;
+	return is_microvm(c) && c->st->vm_pod == NULL;
 }
 
 static bool touches_guest(const struct oci_resources *res)

@@ -388,10 +388,17 @@ static void jail_process(struct oci_config *jail, uint32_t uid, uint32_t gid)
 	p->rlimits_len = 0;
 }
 
+int64_t moat_vm_host_pids_limit(int64_t limit)
+{
+	return limit > 0 ? limit + MOAT_VM_VMM_TASKS : limit;
+}
+
 /* The guest's filter is the agent's to load, and the VMM's own is this one's; the devices are
- * the guest's own, but for KVM's. */
+ * the guest's own, but for KVM's; the pids limit has room for the VMM's tasks. */
 static int jail_linux(struct oci_linux *lx, const struct moat_vm_session *s, moat_error *err)
 {
+	if (lx->resources != NULL && lx->resources->pids != NULL)
+		lx->resources->pids->limit = moat_vm_host_pids_limit(lx->resources->pids->limit);
 	ocijson_free(&oci_seccomp_type, lx->seccomp);
 	lx->seccomp = NULL;
 	if (moat_vm_seccomp_profile(&lx->seccomp, err) < 0)

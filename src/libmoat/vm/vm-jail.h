@@ -63,6 +63,16 @@ int moat_vm_open_host_program(const char *path, int *ret_fd);
  * state_dirfd/MOAT_VM_JAIL_DIR. */
 int moat_vm_jail_make_root(int state_dirfd, moat_error *err);
 
+/* The tasks the VMM brings into the container's cgroup on the host beside the workload's
+ * limit, which the guest enforces itself (vm-guest-spec.h): the supervisor; QEMU's main,
+ * vCPU, RCU and I/O worker threads (its pool goes to 64); virtiofsd's two processes and its
+ * thread pool. An idle cold VM has 10; a limit of 8 left virtiofsd none to start. */
+#define MOAT_VM_VMM_TASKS 160
+
+/* The host's pids limit for a workload limit of limit: the VMM's tasks beside it (0 and
+ * negative, no limit, stay as they are). */
+int64_t moat_vm_host_pids_limit(int64_t limit);
+
 /* The config the jail is built from: user's namespaces, cgroup and resources, root at
  * jail_root, the mounts described above (their layout in s->workload and
  * s->share_readonly), the supervisor as its process under the VMM's seccomp filter. A pod
