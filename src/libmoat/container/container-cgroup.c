@@ -196,9 +196,8 @@ static int update_cgroup(const struct moat_opened *c, const char *policy, struct
 	const struct oci_linux *lx;
 	_cleanup_(oci_config_freep) struct oci_config *saved = NULL;
 	_cleanup_(moat_cgroup_freep) struct moat_cgroup *cg = NULL;
-	bool vm_pids = is_microvm(c) && res->pids != NULL;
-	int64_t asked = vm_pids ? res->pids->limit : 0;
-	int r;
+	struct oci_resources host;
+	struct oci_pids host_pids;
 
 	if (moat_state_read_config(c->dirfd, &saved, err) < 0)
 		return moat_error_ret(err);
@@ -206,12 +205,12 @@ static int update_cgroup(const struct moat_opened *c, const char *policy, struct
 	if (hold_to_policy(saved, policy, res, err) < 0 || hold_to_vm(c, saved, res, err) < 0 ||
 	    open_cgroup(c, "update", &cg, err) < 0)
 		return moat_error_ret(err);
-	if (vm_pids)
-		res->pids->limit = moat_vm_host_pids_limit(asked);
-	r = moat_cgroup_update(cg, res, lx ? lx->devices : NULL, lx ? lx->devices_len : 0, err);
-	if (vm_pids)
-		res->pids->limit = asked;
-	if (r < 0)
+	host = *res;
+	if (is_microvm(c) && res->pids != NULL) {
+		host_pids = (struct oci_pids){ .limit = moat_vm_host_pids_limit(res->pids->limit) };
+		host.pids = &host_pids;
+	}
+	if (moat_cgroup_update(cg, &host, lx ? lx->devices : NULL, lx ? lx->devices_len : 0, err) < 0)
 		return moat_error_ret(err);
 	return save_applied(c, cg, err);
 }
