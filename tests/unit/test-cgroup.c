@@ -1113,6 +1113,16 @@ static void test_refuses_occupied(void **state)
 
 /* ---- processes, freezing, destroying on the fake tree -------------------------------------- */
 
+/* How many of cg's hierarchies hold an open cgroup. */
+static size_t open_hierarchies(const struct moat_cgroup *cg)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < cg->n; i++)
+		n += cg->h[i].fd >= 0;
+	return n;
+}
+
 static void test_fake_lifecycle(enum moat_cgroup_layout layout, const char *freeze_file,
 				const char *frozen_value)
 {
@@ -1153,6 +1163,13 @@ static void test_fake_lifecycle(enum moat_cgroup_layout layout, const char *free
 	assert_string_equal(fake.log, path);
 	assert_ok(moat_cgroup_is_frozen(cg, &frozen, &err), &err);
 	assert_true(frozen);
+	/* a status check opens the freezer's hierarchy, and only that one */
+	assert_ok(moat_cgroup_open_freezer("/moat/c1", &opened, &err), &err);
+	assert_int_equal(open_hierarchies(opened), 1);
+	assert_ok(moat_cgroup_is_frozen(opened, &frozen, &err), &err);
+	assert_true(frozen);
+	moat_cgroup_free(opened);
+	opened = NULL;
 	assert_ok(moat_cgroup_freeze(cg, false, &err), &err);
 	assert_ok(moat_cgroup_is_frozen(cg, &frozen, &err), &err);
 	assert_false(frozen);
@@ -1188,6 +1205,11 @@ static void test_fake_lifecycle(enum moat_cgroup_layout layout, const char *free
 	assert_ok(moat_cgroup_destroy(opened, &err), &err);
 	assert_int_equal(moat_cgroup_freeze(opened, true, &err), -ENOENT);
 	assert_string_equal(err.msg, "cgroup '/moat/c1' does not exist");
+	moat_error_clear(&err);
+	moat_cgroup_free(opened);
+	assert_ok(moat_cgroup_open_freezer("/moat/c1", &opened, &err), &err);
+	assert_int_equal(open_hierarchies(opened), 0);
+	assert_int_equal(moat_cgroup_is_frozen(opened, &frozen, &err), -ENOENT);
 	moat_error_clear(&err);
 	moat_cgroup_free(opened);
 }

@@ -11,8 +11,11 @@
 #include <limits.h>
 #include <signal.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mountinfo.h"
 #include "strv.h"
@@ -111,6 +114,22 @@ static int made_level(const struct moat_cgroup *cg, const struct cg_hier *h, int
 
 /* Open the cgroup's directory in h, making the missing levels when make is set. Without make,
  * a missing level leaves h->fd at -1. */
+/* The existing cgroup under the hierarchy root open as root, in one call: 1 and h->fd set, 0
+ * when it is missing, -errno when openat2 is not there (Linux before 5.6) or fails otherwise,
+ * and the caller walks it a level at a time. A cgroupfs has no symbolic links below its root,
+ * and the walk refuses to follow one, as the level-by-level walk does (O_NOFOLLOW). */
+static int hier_open_existing(struct moat_cgroup *cg, struct cg_hier *h, int root)
+{
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV };
+	int fd = (int)syscall(SYS_openat2, root, cg->path + 1, &how, sizeof(how));
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	h->fd = fd;
+	return 1;
+}
+
 static int hier_walk(struct moat_cgroup *cg, struct cg_hier *h, bool make, moat_error *err)
 {
 	size_t levels = cg_path_levels(cg->path), i;
@@ -119,6 +138,8 @@ static int hier_walk(struct moat_cgroup *cg, struct cg_hier *h, bool make, moat_
 
 	if (fd < 0)
 		return moat_error_set(err, errno, "open '%s'", h->mnt);
+	if (!make && levels > 0 && hier_open_existing(cg, h, fd) >= 0)
+		return 0;
 	for (i = 0; i < levels; i++) {
 		_cleanup_free_ char *name = cg_path_component(cg->path, i);
 		_cleanup_free_ char *sub = xasprintf("%s/%s", dir, name);
@@ -348,6 +369,24 @@ int moat_cgroup_open(const char *path, struct moat_cgroup **ret, moat_error *err
 			moat_cgroup_free(cg);
 			return moat_error_ret(err);
 		}
+	*ret = cg;
+	return 0;
+}
+
+int moat_cgroup_open_freezer(const char *path, struct moat_cgroup **ret, moat_error *err)
+{
+	struct moat_cgroup *cg = NULL;
+	struct cg_hier *h, *u;
+
+	if (cg_setup(path, &cg, err) < 0)
+		return moat_error_ret(err);
+	h = cg_hier_for(cg, CG_FREEZER, false);
+	u = cg_unified(cg);
+	if ((h != NULL && hier_walk(cg, h, false, err) < 0) ||
+	    ((h == NULL || h->fd < 0) && u != NULL && hier_walk(cg, u, false, err) < 0)) {
+		moat_cgroup_free(cg);
+		return moat_error_ret(err);
+	}
 	*ret = cg;
 	return 0;
 }

@@ -75,6 +75,10 @@ int moat_cgroup_adopt(const char *path, const struct oci_resources *res,
  * cgroup opens fine (pids: none; destroy: nothing to do); moat_cgroup_exists() tells. */
 int moat_cgroup_open(const char *path, struct moat_cgroup **ret, moat_error *err);
 bool moat_cgroup_exists(const struct moat_cgroup *cg);
+/* As moat_cgroup_open, in the one hierarchy moat_cgroup_is_frozen reads (the v1 freezer, else
+ * the unified one) and no other: a status check on a v1 host opens one cgroup, not nine. Only
+ * for moat_cgroup_is_frozen and moat_cgroup_free. */
+int moat_cgroup_open_freezer(const char *path, struct moat_cgroup **ret, moat_error *err);
 
 int moat_cgroup_add_pid(struct moat_cgroup *cg, pid_t pid, moat_error *err);
 /* Join the cgroup of every v1 hierarchy with the calling thread (0 into its `tasks`), for

@@ -331,7 +331,7 @@ static bool frozen(const struct moat_state *st)
 
 	if (st->cgroup_path == NULL)
 		return false;
-	if (moat_cgroup_open(st->cgroup_path, &cg, &ignored) < 0 ||
+	if (moat_cgroup_open_freezer(st->cgroup_path, &cg, &ignored) < 0 ||
 	    moat_cgroup_is_frozen(cg, &r, &ignored) < 0)
 		r = false;
 	moat_cgroup_free(cg);
