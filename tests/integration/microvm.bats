@@ -536,6 +536,26 @@ max 100000"
 	refute_output --partial virtiofsd
 }
 
+# jail-devices-on-update: `moat update` with device rules reprogrammed a microVM's host
+# cgroup, where its VMM runs, and allowed there again the devices the user's config lists,
+# which are the guest's: the VMM's jail was given a device create never gave it (and a KVM
+# VM's /dev/kvm, which the jail lists, was not allowed again).
+@test "microvm: jail-devices-on-update: an update's device rules allow the jail's devices again, never the guest's" {
+	cfg_set '.linux.devices = [{path: "/dev/fuse", type: "c", major: 10, minor: 229, fileMode: 438}]'
+	cfg_sh 'echo ready; exec sleep 100000'
+	moat_create_started
+	wait_for_output ready
+	local list=/sys/fs/cgroup/devices/moat/$CID/devices.list
+	[[ -e $list ]] || skip "no v1 devices hierarchy on this host"
+	run cat "$list"
+	refute_output --partial "c 10:229"
+	echo '{"devices": [{"allow": false, "access": "rwm"}]}' >"$BATS_TEST_TMPDIR/res.json"
+	moat update --resources "$BATS_TEST_TMPDIR/res.json" "$CID"
+	run cat "$list"
+	assert_output --partial "c 1:3 rwm"
+	refute_output --partial "c 10:229"
+}
+
 # Issue 15 (section 5): `moat update --memory` rewrote a microVM's cgroup without counting
 # QEMU, charged to it beside the guest's memory: a lower limit could have the kernel OOM-kill
 # QEMU rather than the workload. A limit below the guest's memory and QEMU's 64 MiB is refused

@@ -121,7 +121,8 @@ static int made_level(const struct moat_cgroup *cg, const struct cg_hier *h, int
 static int hier_open_existing(struct moat_cgroup *cg, struct cg_hier *h, int root)
 {
 	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV };
+				.resolve =
+					RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV };
 	int fd = (int)syscall(SYS_openat2, root, cg->path + 1, &how, sizeof(how));
 
 	if (fd < 0)

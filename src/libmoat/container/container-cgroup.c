@@ -186,18 +186,30 @@ static int hold_to_vm(const struct moat_opened *c, const struct oci_config *save
 	return 0;
 }
 
-/* The cgroup update, with the devices the saved config lists (a new device rule list allows
- * them again, as create did). A microVM's pids limit has room for the VMM's tasks on the
- * host, as create gave it (vm-jail.h); res keeps the limit asked for, which the saved config
- * and the guest get. */
+static bool is_kvm(const struct moat_opened *c)
+{
+	const char *accel = oci_string_map_get(c->st->annotations, MOAT_VM_ACCEL_ANNOTATION);
+
+	return accel != NULL && strcmp(accel, moat_vm_accel_name(MOAT_VM_ACCEL_KVM)) == 0;
+}
+
+/* The cgroup update. A new device rule list allows again the devices create allowed after
+ * the rules: those the saved config lists, or for a microVM, whose host cgroup holds its VMM,
+ * the one its jail listed (vm-jail.h), never the guest's. A microVM's pids limit has room
+ * for the VMM's tasks on the host, as create gave it; res keeps the limit asked for, which
+ * the saved config and the guest get. */
 static int update_cgroup(const struct moat_opened *c, const char *policy, struct oci_resources *res,
 			 moat_error *err)
 {
 	const struct oci_linux *lx;
 	_cleanup_(oci_config_freep) struct oci_config *saved = NULL;
 	_cleanup_(moat_cgroup_freep) struct moat_cgroup *cg = NULL;
+	struct oci_device jail_dev, *jail_list[1] = { &jail_dev };
+	const struct oci_device *jail;
+	struct oci_device *const *listed;
 	struct oci_resources host;
 	struct oci_pids host_pids;
+	size_t n;
 
 	if (moat_state_read_config(c->dirfd, &saved, err) < 0)
 		return moat_error_ret(err);
@@ -210,7 +222,16 @@ static int update_cgroup(const struct moat_opened *c, const char *policy, struct
 		host_pids = (struct oci_pids){ .limit = moat_vm_host_pids_limit(res->pids->limit) };
 		host.pids = &host_pids;
 	}
-	if (moat_cgroup_update(cg, &host, lx ? lx->devices : NULL, lx ? lx->devices_len : 0, err) < 0)
+	listed = lx ? lx->devices : NULL;
+	n = lx ? lx->devices_len : 0;
+	if (is_microvm(c)) {
+		jail = moat_vm_jail_device(c->st->vm_pod != NULL, is_kvm(c));
+		if (jail != NULL)
+			jail_dev = *jail;
+		listed = jail != NULL ? jail_list : NULL;
+		n = jail != NULL ? 1 : 0;
+	}
+	if (moat_cgroup_update(cg, &host, listed, n, err) < 0)
 		return moat_error_ret(err);
 	return save_applied(c, cg, err);
 }

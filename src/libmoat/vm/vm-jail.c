@@ -393,10 +393,24 @@ int64_t moat_vm_host_pids_limit(int64_t limit)
 	return limit > 0 ? limit + MOAT_VM_VMM_TASKS : limit;
 }
 
+const struct oci_device *moat_vm_jail_device(bool member, bool kvm)
+{
+	static const struct oci_device dev_kvm = { .type = "c",
+						   .path = "/dev/kvm",
+						   .major = 10,
+						   .major_present = true,
+						   .minor = 232,
+						   .minor_present = true };
+
+	return !member && kvm ? &dev_kvm : NULL;
+}
+
 /* The guest's filter is the agent's to load, and the VMM's own is this one's; the devices are
  * the guest's own, but for KVM's; the pids limit has room for the VMM's tasks. */
 static int jail_linux(struct oci_linux *lx, const struct moat_vm_session *s, moat_error *err)
 {
+	const struct oci_device *kvm;
+
 	if (lx->resources != NULL && lx->resources->pids != NULL)
 		lx->resources->pids->limit = moat_vm_host_pids_limit(lx->resources->pids->limit);
 	ocijson_free(&oci_seccomp_type, lx->seccomp);
@@ -410,15 +424,13 @@ static int jail_linux(struct oci_linux *lx, const struct moat_vm_session *s, moa
 	lx->devices_len = 0;
 	ocijson_free(&oci_personality_type, lx->personality);
 	lx->personality = NULL;
-	if (!s->member && s->vm.accel == MOAT_VM_ACCEL_KVM) {
+	kvm = moat_vm_jail_device(s->member, s->vm.accel == MOAT_VM_ACCEL_KVM);
+	if (kvm != NULL) {
 		lx->devices = xcalloc(2, sizeof(*lx->devices));
 		lx->devices[0] = xcalloc(1, sizeof(**lx->devices));
-		*lx->devices[0] = (struct oci_device){ .type = xstrdup("c"),
-						       .path = xstrdup("/dev/kvm"),
-						       .major = 10,
-						       .major_present = true,
-						       .minor = 232,
-						       .minor_present = true };
+		*lx->devices[0] = *kvm;
+		lx->devices[0]->type = xstrdup(kvm->type);
+		lx->devices[0]->path = xstrdup(kvm->path);
 		lx->devices_len = 1;
 	}
 	return 0;

@@ -73,6 +73,11 @@ int moat_vm_jail_make_root(int state_dirfd, moat_error *err);
  * negative, no limit, stay as they are). */
 int64_t moat_vm_host_pids_limit(int64_t limit);
 
+/* The one device a microVM's jail lists, so that its host cgroup allows it after any device
+ * rule: /dev/kvm, for a KVM VM of its own (a pod member's VMM is the pod's). The user's
+ * linux.devices are the guest's, never the host's. */
+const struct oci_device *moat_vm_jail_device(bool member, bool kvm);
+
 /* The config the jail is built from: user's namespaces, cgroup and resources, root at
  * jail_root, the mounts described above (their layout in s->workload and
  * s->share_readonly), the supervisor as its process under the VMM's seccomp filter. A pod
