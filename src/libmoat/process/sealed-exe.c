@@ -15,8 +15,10 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "mountinfo.h"
 #include "utils.h"
 
 /* Linux 6.3 ABI values; the uapi headers of older kernels lack them. */
@@ -64,17 +66,55 @@ static int fd_is_sealed(int fd, const struct stat *st, moat_error *err)
 	return (seals & SEALED_EXE_SEALS) == SEALED_EXE_SEALS;
 }
 
-/* 1 when fd is on an overlayfs that cannot be written: no upper layer (or a
- * read-only superblock or mount), so an open for writing fails with EROFS
- * whatever path reaches the file, /proc/<pid>/exe and an fd reopened through
- * /proc included. */
-static int fd_on_read_only_overlay(int fd, moat_error *err)
+/* Whether the overlay whose superblock is device dev, as this mount namespace's mountinfo
+ * shows it, has an upper layer: 1, 0, or 0 when it is not there. */
+static bool mountinfo_overlay_has_upper(dev_t dev)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+	_cleanup_free_ char *line = NULL;
+	struct moat_mountinfo e;
+	char want[32];
+	size_t cap = 0;
+
+	if (f == NULL)
+		return true; /* cannot tell: not protected, moat re-executes */
+	snprintf(want, sizeof(want), "%u:%u", major(dev), minor(dev));
+	while (getline(&line, &cap, f) > 0)
+		if (moat_mountinfo_parse(line, &e) && strcmp(e.dev, want) == 0)
+			return strncmp(e.super, "upperdir=", 9) == 0 ||
+			       strstr(e.super, ",upperdir=") != NULL;
+	return false;
+}
+
+/* Whether the file open as fd, with st, is reachable by the path /proc/self/exe names: an
+ * overlay mounted nowhere (the one moat re-executes from) is not, and /proc/self/exe then
+ * names the file from that mount's root ("/moat"). */
+static bool exe_attached(const struct stat *st)
+{
+	char path[PATH_MAX];
+	ssize_t len = readlink(SELF_EXE, path, sizeof(path) - 1);
+	struct stat at;
+
+	if (len <= 0 || (size_t)len >= sizeof(path) - 1)
+		return true;
+	path[len] = '\0';
+	return stat(path, &at) == 0 && at.st_dev == st->st_dev && at.st_ino == st->st_ino;
+}
+
+/* 1 when fd is on an overlayfs that cannot be written: read-only, and with no upper layer,
+ * so that no remount can make it writable, and an open for writing fails with EROFS
+ * whatever path reaches the file, /proc/<pid>/exe and an fd reopened through /proc
+ * included. An overlay in this mount namespace (one an install mounted, docs/install.md)
+ * is looked up in mountinfo; one mounted nowhere is moat's own, which has none. */
+static int fd_on_read_only_overlay(int fd, const struct stat *st, moat_error *err)
 {
 	struct statfs sfs;
 
 	if (fstatfs(fd, &sfs) < 0)
 		return moat_error_set(err, errno, "fstatfs '%s'", SELF_EXE);
-	return sfs.f_type == OVERLAYFS_SUPER_MAGIC && (sfs.f_flags & ST_RDONLY) != 0;
+	if (sfs.f_type != OVERLAYFS_SUPER_MAGIC || (sfs.f_flags & ST_RDONLY) == 0)
+		return 0;
+	return !exe_attached(st) || !mountinfo_overlay_has_upper(st->st_dev);
 }
 
 /* 1 when the image open as fd (/proc/self/exe) is one moat re-executes into. */
@@ -84,7 +124,7 @@ static int fd_is_protected(int fd, const struct stat *st, moat_error *err)
 
 	if (r != 0)
 		return r;
-	return fd_on_read_only_overlay(fd, err);
+	return fd_on_read_only_overlay(fd, st, err);
 }
 
 int moat_self_exe_is_sealed(moat_error *err)

@@ -32,7 +32,10 @@
 
 /* 1 when this process runs from a file no one can write: a sealed moat
  * memfd (an unlinked regular file that carries every seal moat sets) or a
- * file on a read-only overlayfs; 0 when it does not, -errno when
+ * file on a read-only overlayfs with no upper layer (moat's own, mounted
+ * nowhere, or one an install mounted: docs/install.md); 0 when it does not
+ * (a read-only overlay with an upper layer could be remounted writable),
+ * -errno when
  * /proc/self/exe cannot be checked. Reads /proc/self/exe, not anything the
  * caller controls, such as the environment. */
 int moat_self_exe_is_sealed(moat_error *err);
