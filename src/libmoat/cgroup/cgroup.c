@@ -112,13 +112,11 @@ static int made_level(const struct moat_cgroup *cg, const struct cg_hier *h, int
 	return cg_v1_init_level(h, parentfd, parent_dir, fd, dir, err);
 }
 
-/* Open the cgroup's directory in h, making the missing levels when make is set. Without make,
- * a missing level leaves h->fd at -1. */
 /* The existing cgroup under the hierarchy root open as root, in one call: 1 and h->fd set, 0
  * when it is missing, -errno when openat2 is not there (Linux before 5.6) or fails otherwise,
  * and the caller walks it a level at a time. A cgroupfs has no symbolic links below its root,
  * and the walk refuses to follow one, as the level-by-level walk does (O_NOFOLLOW). */
-static int hier_open_existing(struct moat_cgroup *cg, struct cg_hier *h, int root)
+static int hier_open_existing(const struct moat_cgroup *cg, struct cg_hier *h, int root)
 {
 	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
 				.resolve =
@@ -131,6 +129,8 @@ static int hier_open_existing(struct moat_cgroup *cg, struct cg_hier *h, int roo
 	return 1;
 }
 
+/* Open the cgroup's directory in h, making the missing levels when make is set. Without make,
+ * a missing level leaves h->fd at -1. */
 static int hier_walk(struct moat_cgroup *cg, struct cg_hier *h, bool make, moat_error *err)
 {
 	size_t levels = cg_path_levels(cg->path), i;

@@ -66,8 +66,9 @@ static int fd_is_sealed(int fd, const struct stat *st, moat_error *err)
 	return (seals & SEALED_EXE_SEALS) == SEALED_EXE_SEALS;
 }
 
-/* Whether the overlay whose superblock is device dev, as this mount namespace's mountinfo
- * shows it, has an upper layer: 1, 0, or 0 when it is not there. */
+/* Whether the overlay whose superblock is device dev has an upper layer, as this mount
+ * namespace's mountinfo shows it: false when it has none or is not there, true when it has
+ * one or mountinfo cannot be read. */
 static bool mountinfo_overlay_has_upper(dev_t dev)
 {
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");

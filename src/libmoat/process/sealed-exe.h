@@ -35,9 +35,8 @@
  * file on a read-only overlayfs with no upper layer (moat's own, mounted
  * nowhere, or one an install mounted: docs/install.md); 0 when it does not
  * (a read-only overlay with an upper layer could be remounted writable),
- * -errno when
- * /proc/self/exe cannot be checked. Reads /proc/self/exe, not anything the
- * caller controls, such as the environment. */
+ * -errno when /proc/self/exe cannot be checked. Reads /proc/self/exe, not
+ * anything the caller controls, such as the environment. */
 int moat_self_exe_is_sealed(moat_error *err);
 
 /* Unless this process already runs from a file no one can write:
