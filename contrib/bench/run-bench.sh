@@ -42,7 +42,7 @@ while getopts "n:m:bp:oh" opt; do
 	b) blocks=-b ;;
 	p) pause=$OPTARG ;;
 	o) overlay=-o ;;
-	*) sed -n '3,33p' "$0"; exit 2 ;;
+	*) sed -n '3,30p' "$0"; exit 2 ;;
 	esac
 done
 
