@@ -218,13 +218,14 @@ static int update_cgroup(const struct moat_opened *c, const char *policy, struct
 	    open_cgroup(c, "update", &cg, err) < 0)
 		return moat_error_ret(err);
 	host = *res;
-	if (is_microvm(c) && res->pids != NULL) {
-		host_pids = (struct oci_pids){ .limit = moat_vm_host_pids_limit(res->pids->limit) };
-		host.pids = &host_pids;
-	}
 	listed = lx ? lx->devices : NULL;
 	n = lx ? lx->devices_len : 0;
 	if (is_microvm(c)) {
+		if (res->pids != NULL) {
+			host_pids = (struct oci_pids){ .limit = moat_vm_host_pids_limit(
+							       res->pids->limit) };
+			host.pids = &host_pids;
+		}
 		jail = moat_vm_jail_device(c->st->vm_pod != NULL, is_kvm(c));
 		if (jail != NULL)
 			jail_dev = *jail;
