@@ -27,10 +27,11 @@ done
 enter_private_mounts run-timeline perf -n "$n" -m "$moat"
 leave_hybrid
 
-# The steps, in the order a run reaches them: the parent's create, stage 1, the init (stage2),
+# The steps, in the order a run reaches them: the parent's create, stage 1 or the init cloned
+# into its namespaces (moat_init_direct), the init (stage2),
 # start and delete. A name the compiler inlined away is skipped.
 probes=(main moat_exec_sealed_self moat_container_create oci_config_parse_file apply_policy
-	moat_state_dir_create make_cgroup spawn talk_to_children moat_init_stage1
+	moat_state_dir_create make_cgroup spawn talk_to_children moat_init_stage1 moat_init_direct
 	moat_cgroup_join_v1 enter_namespaces stage2 moat_rootfs_enter moat_process_setup_env
 	moat_process_become_user save_state wait_for_start moat_container_start
 	moat_init_confine_last moat_container_delete moat_cgroup_destroy moat_state_dir_remove)

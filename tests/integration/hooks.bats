@@ -140,6 +140,51 @@ create_to_files() {
 	assert_equal "$(status_of)" created
 }
 
+# The runtime hooks run once the init is in its cgroups and namespaces, with its id maps: moat
+# clones it straight into namespaces it makes (issue 21), and where one is joined a stage 1
+# joins, makes them and clones the init. Both paths are checked: each joins the v1 cgroups
+# from the child itself, and a hook that ran before that would see moat's own cgroups.
+# probe_init MODE: create $CID, its prestart and createRuntime hooks noting the init's
+# cgroups, uid map and pid-namespace pids; check them.
+probe_init() {
+	local kind line
+	write_hook "$TEST_DIR/probe.sh" <<-EOF
+		pid=\$(jq -r .pid)
+		cat /proc/\$pid/cgroup >"$HOOK_LOG/\$1.cgroup"
+		cat /proc/\$pid/uid_map >"$HOOK_LOG/\$1.uid_map"
+		grep '^NSpid:' /proc/\$pid/status >"$HOOK_LOG/\$1.nspid"
+	EOF
+	add_hook prestart "$TEST_DIR/probe.sh" probe.sh prestart
+	add_hook createRuntime "$TEST_DIR/probe.sh" probe.sh createRuntime
+	moat_create
+	for kind in prestart createRuntime; do
+		[[ -s $HOOK_LOG/$kind.cgroup ]] || fail "$1: the $kind hook read no cgroups"
+		while read -r line; do
+			[[ $line == *":/moat/$CID" ]] ||
+				fail "$1: in the $kind hook the init is not in the container's cgroup: $line"
+		done <"$HOOK_LOG/$kind.cgroup"
+		read -r -a map <"$HOOK_LOG/$kind.uid_map"
+		assert_equal "${map[*]}" "0 100000 65536"
+		[[ $(cat "$HOOK_LOG/$kind.nspid") =~ ^NSpid:[[:space:]]+[0-9]+[[:space:]]+1$ ]] ||
+			fail "$1: the init is not pid 1 of its own namespace: $(cat "$HOOK_LOG/$kind.nspid")"
+	done
+	assert_equal "$(status_of)" created
+}
+
+@test "the runtime hooks find the init in its cgroups, id maps and PID namespace: cloned into them" {
+	make_waiting_container
+	probe_init direct
+}
+
+@test "the runtime hooks find the init in its cgroups, id maps and PID namespace: made by stage 1" {
+	make_waiting_container
+	touch "$TEST_DIR/netns"
+	unshare --net="$TEST_DIR/netns" true
+	cfg_set '.linux.namespaces |= map(if .type == "network" then .path = $p else . end)' \
+		--arg p "$TEST_DIR/netns"
+	probe_init "joined network namespace"
+}
+
 # Issue 14: the spec runs createContainer after the config's mounts, before pivot_root.
 @test "createContainer runs once the config's mounts are made, before the root is entered" {
 	make_waiting_container

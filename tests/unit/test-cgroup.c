@@ -1229,9 +1229,9 @@ static void test_fake_lifecycle_hybrid(void **state)
 	test_fake_lifecycle(MOAT_CGROUP_HYBRID, "freezer/moat/c1/freezer.state", "FROZEN");
 }
 
-/* create's stage 1 joins the v1 cgroups by moving itself (0 into `tasks`, no
- * cgroup.procs: no grace period), and the init is added to the v2 one only; clone3 gets
- * the v2 cgroup's directory. */
+/* create's first child joins the v1 cgroups by moving itself (0 into `tasks`, no
+ * cgroup.procs: no grace period) through the tasks files the parent opened, and the init is
+ * added to the v2 one only; clone3 gets the v2 cgroup's directory. */
 static void test_join_v1_then_v2(void **state)
 {
 	struct moat_cgroup *cg;
@@ -1241,6 +1241,11 @@ static void test_join_v1_then_v2(void **state)
 	cg = create_ok("/moat/c1", NULL);
 	assert_true(moat_cgroup_v2_fd(cg) >= 0);
 	fake_cg_log_reset();
+	/* nothing opened: nothing to join */
+	assert_ok(moat_cgroup_join_v1(cg, &err), &err);
+	assert_string_equal(fake.log, "");
+	assert_ok(moat_cgroup_open_tasks(cg, &err), &err);
+	assert_string_equal(fake.log, "");
 	assert_ok(moat_cgroup_join_v1(cg, &err), &err);
 	assert_string_equal(fake.log, "cpu/moat/c1/tasks=0\n"
 				      "cpuacct/moat/c1/tasks=0\n"
@@ -1254,6 +1259,18 @@ static void test_join_v1_then_v2(void **state)
 	fake_cg_log_reset();
 	assert_ok(moat_cgroup_add_pid_v2(cg, 5000009, &err), &err);
 	assert_string_equal(fake.log, "unified/moat/c1/cgroup.procs=5000009\n");
+	/* the parent closes its copies once the child has them */
+	moat_cgroup_close_tasks(cg);
+	fake_cg_log_reset();
+	assert_ok(moat_cgroup_join_v1(cg, &err), &err);
+	assert_string_equal(fake.log, "");
+	/* the child closes every fd the handle holds, and frees nothing */
+	assert_ok(moat_cgroup_open_tasks(cg, &err), &err);
+	moat_cgroup_close_fds(cg);
+	assert_int_equal(moat_cgroup_v2_fd(cg), -1);
+	assert_ok(moat_cgroup_join_v1(cg, &err), &err);
+	assert_string_equal(fake.log, "");
+	assert_string_equal(moat_cgroup_path(cg), "/moat/c1");
 	moat_cgroup_free(cg);
 	fake_cg_teardown(state);
 	memset(&F, 0, sizeof(F));

@@ -50,6 +50,7 @@ struct cg_hier {
 	uint32_t ctrls; /* CG_BIT()s: v1, the hierarchy's controllers; v2, the root's
 			 * cgroup.controllers */
 	int fd;         /* the container's cgroup directory, -1 when it is not there */
+	int tasks_fd;   /* v1: its `tasks`, open for writing (moat_cgroup_open_tasks), or -1 */
 	size_t made;    /* create: how many of the deepest levels it made here */
 };
 
@@ -152,6 +153,8 @@ int cg_normalize_path(const char *in, char **ret, moat_error *err);
 char *cg_path_component(const char *path, size_t i);
 int cg_read_at(int dirfd, const char *dir, const char *file, char **ret, moat_error *err);
 int cg_write_at(int dirfd, const char *dir, const char *file, const char *value, moat_error *err);
+/* The same into fd, already open for writing: file is dir's entry it is, for messages. */
+int cg_write_fd(int fd, const char *dir, const char *file, const char *value, moat_error *err);
 bool cg_has_file(const struct cg_hier *h, const char *file);
 /* The names of the sub-directories (sub-cgroups) of fd, a NULL-terminated list (strv.h). */
 int cg_list_subdirs(int fd, const char *dir, char ***ret, size_t *ret_n, moat_error *err);

@@ -144,10 +144,12 @@ void cg_hier_clear(struct cg_hier *h)
 {
 	if (h->fd >= 0)
 		close(h->fd);
+	if (h->tasks_fd >= 0)
+		close(h->tasks_fd);
 	free(h->mnt);
 	free(h->dir);
 	memset(h, 0, sizeof(*h));
-	h->fd = -1;
+	h->fd = h->tasks_fd = -1;
 }
 
 static void hier_add(struct moat_cgroup *cg, const char *mnt, bool v2, uint32_t ctrls)
@@ -160,7 +162,7 @@ static void hier_add(struct moat_cgroup *cg, const char *mnt, bool v2, uint32_t 
 	h->mnt = xstrdup(mnt);
 	h->v2 = v2;
 	h->ctrls = ctrls;
-	h->fd = -1;
+	h->fd = h->tasks_fd = -1;
 }
 
 static int read_v2_controllers(struct cg_hier *h, moat_error *err)

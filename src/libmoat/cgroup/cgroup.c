@@ -41,14 +41,11 @@ int cg_read_at(int dirfd, const char *dir, const char *file, char **ret, moat_er
 }
 
 /* One write(2) per value: cgroup files take a value whole or not at all. */
-int cg_write_at(int dirfd, const char *dir, const char *file, const char *value, moat_error *err)
+int cg_write_fd(int fd, const char *dir, const char *file, const char *value, moat_error *err)
 {
-	_cleanup_close_ int fd = openat(dirfd, file, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
 	size_t len = strlen(value);
 	ssize_t n;
 
-	if (fd < 0)
-		return moat_error_set(err, errno, "open '%s/%s'", dir, file);
 	do
 		n = write(fd, value, len);
 	while (n < 0 && errno == EINTR);
@@ -63,6 +60,15 @@ int cg_write_at(int dirfd, const char *dir, const char *file, const char *value,
 		cg_hooks->wrote(path, value, cg_hooks->data);
 	}
 	return 0;
+}
+
+int cg_write_at(int dirfd, const char *dir, const char *file, const char *value, moat_error *err)
+{
+	_cleanup_close_ int fd = openat(dirfd, file, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return moat_error_set(err, errno, "open '%s/%s'", dir, file);
+	return cg_write_fd(fd, dir, file, value, err);
 }
 
 bool cg_has_file(const struct cg_hier *h, const char *file)
@@ -441,11 +447,45 @@ int moat_cgroup_v2_fd(const struct moat_cgroup *cg)
 	return -1;
 }
 
+int moat_cgroup_open_tasks(struct moat_cgroup *cg, moat_error *err)
+{
+	for (size_t i = 0; i < cg->n; i++) {
+		struct cg_hier *h = &cg->h[i];
+
+		if (h->fd < 0 || h->v2 || h->tasks_fd >= 0)
+			continue;
+		h->tasks_fd = openat(h->fd, "tasks", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (h->tasks_fd < 0)
+			return moat_error_set(err, errno, "join the cgroup: open '%s/tasks'",
+					      h->dir);
+	}
+	return 0;
+}
+
+void moat_cgroup_close_tasks(struct moat_cgroup *cg)
+{
+	for (size_t i = 0; i < cg->n; i++)
+		if (cg->h[i].tasks_fd >= 0) {
+			close(cg->h[i].tasks_fd);
+			cg->h[i].tasks_fd = -1;
+		}
+}
+
+void moat_cgroup_close_fds(struct moat_cgroup *cg)
+{
+	moat_cgroup_close_tasks(cg);
+	for (size_t i = 0; i < cg->n; i++)
+		if (cg->h[i].fd >= 0) {
+			close(cg->h[i].fd);
+			cg->h[i].fd = -1;
+		}
+}
+
 int moat_cgroup_join_v1(const struct moat_cgroup *cg, moat_error *err)
 {
 	for (size_t i = 0; i < cg->n; i++)
-		if (cg->h[i].fd >= 0 && !cg->h[i].v2 &&
-		    cg_write_at(cg->h[i].fd, cg->h[i].dir, "tasks", "0", err) < 0)
+		if (cg->h[i].tasks_fd >= 0 &&
+		    cg_write_fd(cg->h[i].tasks_fd, cg->h[i].dir, "tasks", "0", err) < 0)
 			return moat_error_prefix(err, "join the cgroup");
 	return 0;
 }

@@ -82,12 +82,20 @@ int moat_cgroup_open_freezer(const char *path, struct moat_cgroup **ret, moat_er
 
 int moat_cgroup_add_pid(struct moat_cgroup *cg, pid_t pid, moat_error *err);
 /* Join the cgroup of every v1 hierarchy with the calling thread (0 into its `tasks`), for
- * create's first child, as the host's root, before it makes the container's init, which
- * then starts in them. The kernel moves a thread that moves itself without write-locking
+ * create's first child, before it makes or becomes the container's init, which then starts
+ * in them. The kernel moves a thread that moves itself without write-locking
  * cgroup_threadgroup_rwsem, which costs an RCU grace period: writing a pid to cgroup.procs
  * kept the parent waiting 7-15 ms here. For a single-threaded process the thread is the
  * process. The v2 hierarchy's cgroup has no such path: moat_cgroup_add_pid_v2 adds the init
- * there. */
+ * there.
+ *
+ * The child writes into the `tasks` files moat_cgroup_open_tasks opened in the parent, as the
+ * host's root: the kernel checks the credentials of a v1 `tasks` file's opener, not the
+ * writer's, so the child may already be in a user namespace of its own, which gives it no
+ * right over the host's files. The parent closes its copies once the child is started
+ * (moat_cgroup_close_tasks; moat_cgroup_free closes them too). */
+int moat_cgroup_open_tasks(struct moat_cgroup *cg, moat_error *err);
+void moat_cgroup_close_tasks(struct moat_cgroup *cg);
 int moat_cgroup_join_v1(const struct moat_cgroup *cg, moat_error *err);
 int moat_cgroup_add_pid_v2(struct moat_cgroup *cg, pid_t pid, moat_error *err);
 /* The container's cgroup directory in the v2 hierarchy, for clone3's CLONE_INTO_CGROUP,
@@ -127,6 +135,10 @@ const struct oci_string_map *moat_cgroup_applied(const struct moat_cgroup *cg);
  * nothing. */
 const struct oci_string_map *moat_cgroup_ignored(const struct moat_cgroup *cg);
 void moat_cgroup_free(struct moat_cgroup *cg);
+/* Close every fd cg holds (its directories, its tasks files) and free nothing: for create's
+ * child, whose copy of moat's memory goes at its execve, and which would only fault in a
+ * private copy of each page a free() writes to. cg stays usable for moat_cgroup_free. */
+void moat_cgroup_close_fds(struct moat_cgroup *cg);
 MOAT_DEFINE_CLEANUP(struct moat_cgroup, moat_cgroup_free)
 
 #endif

@@ -56,8 +56,9 @@ struct build {
 	struct moat_ns_plan ns;
 	struct moat_cgroup *cg;
 	char *cgroup_path;
-	pid_t stage1;
-	bool stage1_in_v2; /* stage 1 started in the v2 cgroup (fork_stage1), the init with it */
+	pid_t stage1; /* until it has cloned the init; 0: none, or the init is direct */
+	bool direct;  /* the init was cloned into its namespaces, with no stage 1 */
+	bool in_v2;   /* the first child started in the v2 cgroup (clone_child), the init too */
 	pid_t init;
 	int sync_fd;        /* moat's end of the init's sync socket, until COMMIT */
 	int console;        /* pty master kept for the foreground relay, or -1 */
@@ -423,9 +424,10 @@ static int make_cgroup(struct build *b, moat_error *err)
 	return 0;
 }
 
-/* Stage 1 puts itself, and so the init it clones, in moat's cgroup: a root moat's, which
- * may write its `tasks` files and clone into its v2 directory (cgroup.h; fork_stage1). */
-static bool stage1_joins(const struct build *b)
+/* The first child (stage 1 or the direct init) puts itself, and so the init, in moat's
+ * cgroup: a root moat's, which may open its `tasks` files and clone into its v2 directory
+ * (cgroup.h; clone_child). */
+static bool child_joins(const struct build *b)
 {
 	return b->cg != NULL && !b->systemd_scope && !b->o->rootless && geteuid() == 0;
 }
@@ -438,8 +440,8 @@ static int join_cgroup(struct build *b, moat_error *err)
 	const struct oci_linux *lx = b->cfg->linux;
 	bool user = b->o->rootless || geteuid() != 0;
 
-	if (stage1_joins(b))
-		return b->stage1_in_v2 ? 0 : moat_cgroup_add_pid_v2(b->cg, b->init, err);
+	if (child_joins(b))
+		return b->in_v2 ? 0 : moat_cgroup_add_pid_v2(b->cg, b->init, err);
 	if (!b->systemd_scope)
 		return b->cg ? moat_cgroup_add_pid(b->cg, b->init, err) : 0;
 	if (moat_systemd_scope_start(b->cgroup_path, b->init, lx ? lx->resources : NULL, user,
@@ -686,25 +688,46 @@ static int send_snapshot(struct build *b, int fd, moat_error *err)
 	return 0;
 }
 
-/* The parent's half of the conversation in sync.h. */
-static int talk_to_children(struct build *b, int fd, moat_error *err)
+static int map_ids(struct build *b, pid_t pid, int fd, moat_error *err)
+{
+	if (moat_userns_write_maps(pid, b->cfg->linux, err) < 0 ||
+	    moat_sync_send(fd, MOAT_SYNC_USERNS_MAPPED, 0, err) < 0)
+		return moat_error_ret(err);
+	moat_fault_step("create:userns-mapped");
+	return 0;
+}
+
+/* Until the init is in its namespaces, with its id maps, and in the cgroups its first child
+ * joins: stage 1 asks for its maps and then says the init's pid; the direct init, whose pid
+ * the clone gave, says it is in the cgroups and then gets its maps. */
+static int await_init(struct build *b, int fd, moat_error *err)
 {
 	int64_t v;
 	int status;
 
-	if (b->ns.create[MOAT_NS_USER]) {
-		if (moat_sync_expect(fd, MOAT_SYNC_USERNS_READY, &v, err) < 0)
+	if (b->direct) {
+		if (moat_sync_expect(fd, MOAT_SYNC_INIT_PID, NULL, err) < 0 ||
+		    (b->ns.create[MOAT_NS_USER] && map_ids(b, b->init, fd, err) < 0))
 			return moat_error_ret(err);
-		if (moat_userns_write_maps((pid_t)v, b->cfg->linux, err) < 0 ||
-		    moat_sync_send(fd, MOAT_SYNC_USERNS_MAPPED, 0, err) < 0)
-			return moat_error_ret(err);
-		moat_fault_step("create:userns-mapped");
+		return 0;
 	}
+	if (b->ns.create[MOAT_NS_USER] &&
+	    (moat_sync_expect(fd, MOAT_SYNC_USERNS_READY, &v, err) < 0 ||
+	     map_ids(b, (pid_t)v, fd, err) < 0))
+		return moat_error_ret(err);
 	if (moat_sync_expect(fd, MOAT_SYNC_INIT_PID, &v, err) < 0)
 		return moat_error_ret(err);
 	b->init = (pid_t)v;
 	waitpid(b->stage1, &status, 0);
 	b->stage1 = 0;
+	return 0;
+}
+
+/* The parent's half of the conversation in sync.h. */
+static int talk_to_children(struct build *b, int fd, moat_error *err)
+{
+	if (await_init(b, fd, err) < 0)
+		return moat_error_ret(err);
 	moat_fault_step("create:init-pid");
 	if (join_cgroup(b, err) < 0)
 		return moat_error_prefix(err, "cgroup");
@@ -731,27 +754,74 @@ static int talk_to_children(struct build *b, int fd, moat_error *err)
 	return 0;
 }
 
-/* Stage 1, started in the container's v2 cgroup when a root moat has one (clone3's
- * CLONE_INTO_CGROUP: the init it clones starts there too, and nobody writes cgroup.procs,
- * which costs a grace period; cgroup.h), else forked as always: join_cgroup adds the init. In
- * the child, 0. */
-static pid_t fork_stage1(struct build *b)
+/* Whether moat can clone the init straight into its new namespaces, and needs no stage 1:
+ * it joins no namespace (a joined one is entered before those made, a joined PID namespace
+ * only by a child forked after setns) and makes no time namespace (its clock offsets are
+ * written before any process is in it). That spares a process: its fork, its exit and its
+ * page faults, 1.3-1.5 ms of a `run` here (contrib/bench/README.md). */
+static bool init_direct(const struct build *b)
 {
-	int fd = stage1_joins(b) ? moat_cgroup_v2_fd(b->cg) : -1;
+	for (int i = 0; i < MOAT_NS_COUNT; i++)
+		if (b->ns.join_fd[i] >= 0)
+			return false;
+	return !b->ns.create[MOAT_NS_TIME];
+}
+
+/* The first child, with flags (the namespaces it is made in: the direct init's; 0, stage 1),
+ * started in the container's v2 cgroup when a root moat has one (clone3's CLONE_INTO_CGROUP:
+ * the init starts there, and nobody writes cgroup.procs, which costs a grace period;
+ * cgroup.h), else cloned or forked as always: join_cgroup adds the init. In the child, 0. */
+static pid_t clone_child(struct build *b, int flags)
+{
+	int fd = child_joins(b) ? moat_cgroup_v2_fd(b->cg) : -1;
 
 	if (fd >= 0) {
-		struct clone_args args = { .flags = CLONE_INTO_CGROUP,
+		struct clone_args args = { .flags = CLONE_INTO_CGROUP | (uint64_t)flags,
 					   .exit_signal = SIGCHLD,
 					   .cgroup = (uint64_t)fd };
 		pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 
-		/* (a kernel before 5.7 refuses it: ENOSYS, E2BIG or EINVAL) */
+		/* (a kernel before 5.7 refuses it: ENOSYS, E2BIG or EINVAL; a refusal of the
+		 * namespaces comes again below) */
 		if (pid >= 0) {
-			b->stage1_in_v2 = true;
+			b->in_v2 = true;
 			return pid;
 		}
 	}
-	return fork();
+	if (flags == 0)
+		return fork();
+	return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+/* The first child: the direct init, or stage 1. */
+static int start_child(struct build *b, const struct moat_init_args *a, moat_error *err)
+{
+	int flags = b->direct ? moat_ns_plan_flags(&b->ns, CLONE_NEWCGROUP) : 0;
+	sigset_t all, saved;
+	pid_t pid;
+
+	if (a->join_cgroup_v1 && moat_cgroup_open_tasks(b->cg, err) < 0)
+		return moat_error_prefix(err, "cgroup");
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &saved);
+	pid = clone_child(b, flags);
+	if (pid == 0) {
+		if (b->direct)
+			moat_init_direct(a);
+		moat_init_stage1(a);
+	}
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	if (b->cg != NULL)
+		moat_cgroup_close_tasks(b->cg);
+	if (pid < 0 && flags != 0)
+		return moat_error_set(err, errno, "create namespaces (flags 0x%x)", flags);
+	if (pid < 0)
+		return moat_error_set(err, errno, "fork");
+	if (b->direct)
+		b->init = pid;
+	else
+		b->stage1 = pid;
+	return 0;
 }
 
 static int spawn(struct build *b, moat_error *err)
@@ -768,12 +838,11 @@ static int spawn(struct build *b, moat_error *err)
 				    .preserve_fds = b->o->preserve_fds,
 				    .listen_fds = b->o->listen_fds,
 				    .cg = b->cg,
-				    .join_cgroup_v1 = stage1_joins(b),
+				    .join_cgroup_v1 = child_joins(b),
 				    .seccomp = init_seccomp(b),
 				    .vm = b->vm,
 				    .state_rootfs = b->rootfs };
-	sigset_t all, saved;
-	int fds[2];
+	int fds[2], r;
 
 	b->annotations = shown_annotations(b, true);
 	a.annotations = b->annotations;
@@ -783,15 +852,11 @@ static int spawn(struct build *b, moat_error *err)
 	a.parent_sync_fd = b->sync_fd = fds[0];
 	a.parent = getpid();
 	a.die_with_parent = b->o->die_with_parent;
-	sigfillset(&all);
-	sigprocmask(SIG_BLOCK, &all, &saved);
-	b->stage1 = fork_stage1(b);
-	if (b->stage1 == 0)
-		moat_init_stage1(&a);
-	sigprocmask(SIG_SETMASK, &saved, NULL);
+	b->direct = init_direct(b);
+	r = start_child(b, &a, err);
 	close(fds[1]);
-	if (b->stage1 < 0)
-		return moat_error_set(err, errno, "fork");
+	if (r < 0)
+		return moat_error_ret(err);
 	moat_fault_step("create:forked");
 	return talk_to_children(b, b->sync_fd, err);
 }

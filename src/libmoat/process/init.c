@@ -366,8 +366,8 @@ __attribute__((noreturn)) static void stage2(const struct moat_init_args *args)
 	int procfd = -1, started_fd = -1;
 	bool member = a->vm != NULL && a->vm->member;
 
-	/* (CLONE_PARENT: moat is our parent too, maybe outside our PID namespace; stage 1
-	 * closed moat's end) */
+	/* (moat is our parent, through stage 1's CLONE_PARENT or its own clone, maybe outside
+	 * our PID namespace; leave_parent closed moat's end) */
 	moat_sync_child_attach(0, -1);
 	for (size_t i = 0; i <= a->cfg->mounts_len; i++)
 		idmapped[i] = -1;
@@ -414,10 +414,20 @@ __attribute__((noreturn)) static void stage2(const struct moat_init_args *args)
 	_exit(127);
 }
 
+/* What a new time or network namespace needs before anything runs in it: the config's clock
+ * offsets, the loopback up. */
+static int finish_namespaces(const struct moat_init_args *a, moat_error *err)
+{
+	if (a->ns->create[MOAT_NS_TIME] && write_time_offsets(a->cfg->linux, err) < 0)
+		return moat_error_ret(err);
+	if (a->ns->create[MOAT_NS_NET] && moat_ns_loopback_up(err) < 0)
+		return moat_error_ret(err);
+	return 0;
+}
+
 static int enter_namespaces(const struct moat_init_args *a, moat_error *err)
 {
 	const struct moat_ns_plan *ns = a->ns;
-	const struct oci_linux *lx = a->cfg->linux;
 	int flags;
 
 	/* The host's root may join any namespace, but not once it is in another user
@@ -442,11 +452,7 @@ static int enter_namespaces(const struct moat_init_args *a, moat_error *err)
 	flags = moat_ns_plan_flags(ns, CLONE_NEWUSER | CLONE_NEWCGROUP);
 	if (flags != 0 && unshare(flags) < 0)
 		return moat_error_set(err, errno, "create namespaces (flags 0x%x)", flags);
-	if (ns->create[MOAT_NS_TIME] && write_time_offsets(lx, err) < 0)
-		return moat_error_ret(err);
-	if (ns->create[MOAT_NS_NET] && moat_ns_loopback_up(err) < 0)
-		return moat_error_ret(err);
-	return 0;
+	return finish_namespaces(a, err);
 }
 
 /* From here until the program's execve, a process in the container with CAP_SYS_PTRACE in
@@ -457,13 +463,16 @@ static void not_dumpable(void)
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
-void moat_init_stage1(const struct moat_init_args *a)
+/* What create's first child, stage 1 or the init cloned into its namespaces, does before
+ * anything else: it keeps nothing of moat's but its end of the sync socket, dies with moat
+ * (parent: moat's pid, 0 when it is outside our PID namespace), joins the v1 cgroups with the
+ * tasks files moat opened, and enters the bundle. */
+static void leave_parent(const struct moat_init_args *a, pid_t parent)
 {
 	moat_error err = MOAT_ERROR_INIT;
 	sigset_t none;
-	pid_t pid;
 
-	/* A root moat joins the container's namespaces not dumpable (a rootless one once the
+	/* A root moat's child is not dumpable from its start (a rootless one's only once the
 	 * parent has written its id maps, which needs its /proc files to be the user's). */
 	if (geteuid() == 0)
 		not_dumpable();
@@ -473,17 +482,26 @@ void moat_init_stage1(const struct moat_init_args *a)
 	/* The user program starts with no signal blocked, whatever moat blocked. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	moat_sync_child_attach(a->parent, a->parent_sync_fd);
-	/* Still the host's root: into the v1 cgroups, where the init starts (cgroup.h says
-	 * why the parent does not add it there). */
+	moat_sync_child_attach(parent, a->parent_sync_fd);
+	/* Into the v1 cgroups, where the init starts (cgroup.h says why the parent does not add
+	 * it there, and why the tasks files were opened by the parent). */
 	if (a->join_cgroup_v1 && moat_cgroup_join_v1(a->cg, &err) < 0)
 		die(a->sync_fd, &err);
-	moat_cgroup_free(a->cg);
+	if (a->cg != NULL)
+		moat_cgroup_close_fds(a->cg);
 	/* Relative paths in the config (bind sources) are relative to the bundle. */
 	if (chdir(a->bundle) < 0) {
 		moat_error_set(&err, errno, "enter the bundle '%s'", a->bundle);
 		die(a->sync_fd, &err);
 	}
+}
+
+void moat_init_stage1(const struct moat_init_args *a)
+{
+	moat_error err = MOAT_ERROR_INIT;
+	pid_t pid;
+
+	leave_parent(a, a->parent);
 	if (enter_namespaces(a, &err) < 0)
 		die(a->sync_fd, &err);
 	not_dumpable();
@@ -499,4 +517,21 @@ void moat_init_stage1(const struct moat_init_args *a)
 	if (moat_sync_send(a->sync_fd, MOAT_SYNC_INIT_PID, pid, &err) < 0)
 		_exit(EXIT_FAILURE);
 	_exit(EXIT_SUCCESS);
+}
+
+void moat_init_direct(const struct moat_init_args *a)
+{
+	moat_error err = MOAT_ERROR_INIT;
+
+	leave_parent(a, a->ns->create[MOAT_NS_PID] ? 0 : a->parent);
+	/* In the cgroups now: moat may go on, and run its hooks with us there. Our pid is the
+	 * one its clone returned. */
+	if (moat_sync_send(a->sync_fd, MOAT_SYNC_INIT_PID, 0, &err) < 0 ||
+	    (a->ns->create[MOAT_NS_USER] &&
+	     moat_sync_expect(a->sync_fd, MOAT_SYNC_USERNS_MAPPED, NULL, &err) < 0))
+		_exit(EXIT_FAILURE);
+	if (finish_namespaces(a, &err) < 0)
+		die(a->sync_fd, &err);
+	not_dumpable();
+	stage2(a);
 }

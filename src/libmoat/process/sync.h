@@ -12,8 +12,10 @@
 
 enum moat_sync_type {
 	MOAT_SYNC_USERNS_READY = 1, /* stage 1 -> parent: write my id maps */
-	MOAT_SYNC_USERNS_MAPPED,    /* parent -> stage 1 */
-	MOAT_SYNC_INIT_PID,         /* stage 1 -> parent: value = container init pid */
+	MOAT_SYNC_USERNS_MAPPED,    /* parent -> stage 1, or to the direct init */
+	MOAT_SYNC_INIT_PID,         /* stage 1 -> parent: value = container init pid; the init
+				     * moat cloned itself (init.h moat_init_direct) -> parent,
+				     * first: value 0, it is in the cgroups */
 	MOAT_SYNC_CGROUP_DONE,      /* parent -> init: you are in the cgroup */
 	MOAT_SYNC_READY,            /* init -> parent: set up, waiting for start */
 	MOAT_SYNC_ERROR,            /* child -> parent: code + message, then exits */
