@@ -852,6 +852,7 @@ static int spawn(struct build *b, moat_error *err)
 	a.parent_sync_fd = b->sync_fd = fds[0];
 	a.parent = getpid();
 	a.die_with_parent = b->o->die_with_parent;
+	a.host_root = geteuid() == 0;
 	b->direct = init_direct(b);
 	r = start_child(b, &a, err);
 	close(fds[1]);

@@ -474,7 +474,7 @@ static void leave_parent(const struct moat_init_args *a, pid_t parent)
 
 	/* A root moat's child is not dumpable from its start (a rootless one's only once the
 	 * parent has written its id maps, which needs its /proc files to be the user's). */
-	if (geteuid() == 0)
+	if (a->host_root)
 		not_dumpable();
 	/* The flock on the state directory belongs to the moat process: a copy
 	 * here would keep the container locked until exec. */

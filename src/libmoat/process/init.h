@@ -28,6 +28,9 @@ struct moat_init_args {
 	int parent_sync_fd;   /* moat's end of it: closed at once (sync.h moat_sync_child_attach) */
 	pid_t parent;         /* moat's pid: stage 1 and the init die with it until COMMIT */
 	bool die_with_parent; /* ... and the init after COMMIT too, until its execve */
+	bool host_root;       /* moat is the host's root: its children are not dumpable from
+			       * their start (the direct init, in its own user namespace from
+			       * its first instruction, can no longer tell) */
 	int lock_fd;          /* the parent's locked state directory: closed at once */
 	int fifo_fd;          /* O_PATH fd of exec.fifo */
 	bool no_pivot;
