@@ -182,6 +182,7 @@ static _Noreturn void worker(struct session *ss, struct sb_request *q, int conn)
 	cmd.argv = q->argv;
 	cmd.env = env;
 	cmd.session = true;
+	cmd.first_command = ss->commands == 0; /* (counted by the keeper once we are forked) */
 	cmd.lifetime_left_ms = end_at > now ? end_at - now : 1;
 	if (q->timeout_ms >= 0)
 		cmd.timeout_ms = (uint64_t)q->timeout_ms;

@@ -151,6 +151,65 @@ int agent_ctr_update(struct ctr *c, const struct moat_proto_resources *r, moat_e
 	return set_cpu_max(c->cgroup_fd, r, err);
 }
 
+static int parse_u64(const char *text, const char *file, uint64_t *ret, moat_error *err)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno != 0 || end == text || *text == '-' || (*end != '\0' && *end != '\n'))
+		return moat_error_msg(err, EIO, "%s: not a number", file);
+	*ret = v;
+	return 0;
+}
+
+/* The number after key in a cgroup file of "key value" lines (memory.events, cpu.stat). */
+static int read_key(int dir, const char *file, const char *key, uint64_t *ret, moat_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len, klen = strlen(key);
+	char *save = NULL;
+
+	if (read_file_at(dir, file, 4096, &text, &len, err) < 0)
+		return moat_error_ret(err);
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strncmp(line, key, klen) == 0 && line[klen] == ' ')
+			return parse_u64(line + klen + 1, file, ret, err);
+	return moat_error_msg(err, ENOENT, "%s has no %s", file, key);
+}
+
+/* A cgroup file holding one number; *has false when the kernel has no such file. */
+static int read_one(int dir, const char *file, bool *has, uint64_t *ret, moat_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+
+	*has = false;
+	if (read_file_at(dir, file, 64, &text, &len, err) < 0) {
+		if (err->code != ENOENT)
+			return moat_error_ret(err);
+		moat_error_drop(err);
+		return 0;
+	}
+	*has = true;
+	return parse_u64(text, file, ret, err);
+}
+
+int agent_ctr_usage(const struct ctr *c, struct moat_msg_usage *u, moat_error *err)
+{
+	int dir = c->cgroup_fd;
+
+	if (read_key(dir, "memory.events", "oom_kill", &u->oom_kills, err) < 0 ||
+	    read_key(dir, "pids.events", "max", &u->pids_max, err) < 0 ||
+	    read_one(dir, "pids.peak", &u->has_pids_peak, &u->pids_peak, err) < 0 ||
+	    read_one(dir, "memory.peak", &u->has_memory_peak, &u->memory_peak, err) < 0 ||
+	    read_key(dir, "cpu.stat", "user_usec", &u->cpu_user_us, err) < 0 ||
+	    read_key(dir, "cpu.stat", "system_usec", &u->cpu_system_us, err) < 0)
+		return moat_error_ret(err);
+	return 0;
+}
+
 /* The guest's cgroup2 hierarchy, once, with the controllers given to its children. */
 static int cgroup_root(struct agent *a, moat_error *err)
 {

@@ -387,6 +387,26 @@ static void on_update(struct agent *a, struct moat_msg *m)
 	agent_send(a, &done);
 }
 
+static void on_stats(struct agent *a, struct moat_msg *m)
+{
+	moat_error err = MOAT_ERROR_INIT;
+	struct ctr *c = agent_find_ctr(a, m->id);
+	struct moat_msg usage = { .type = MOAT_MSG_USAGE, .id = m->id };
+
+	/* (a container whose first process ended keeps its cgroup until it is collected: what
+	 * it counted is still there to read) */
+	if (c == NULL) {
+		agent_send_error(a, m->id, ESRCH, "STATS: no container %u", m->id);
+		return;
+	}
+	if (agent_ctr_usage(c, &usage.u.usage, &err) < 0) {
+		agent_send_error(a, m->id, err.code > 0 ? err.code : EIO, "STATS: %s", err.msg);
+		moat_error_clear(&err);
+		return;
+	}
+	agent_send(a, &usage);
+}
+
 static void on_process_message(struct agent *a, struct moat_msg *m)
 {
 	const char *what = moat_proto_type_name(m->type);
@@ -437,6 +457,7 @@ static void dispatch(struct agent *a, struct moat_msg *m)
 	case MOAT_MSG_CONTAINER: on_container(a, m); break;
 	case MOAT_MSG_FREEZE: on_freeze(a, m); break;
 	case MOAT_MSG_UPDATE: on_update(a, m); break;
+	case MOAT_MSG_STATS: on_stats(a, m); break;
 	case MOAT_MSG_SHUTDOWN: stop(a); break;
 	default: on_process_message(a, m); break;
 	}

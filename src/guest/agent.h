@@ -229,6 +229,9 @@ int agent_ctr_kill(struct ctr *c);
 int agent_ctr_freeze(struct ctr *c, bool frozen, moat_error *err);
 /* UPDATE: c's pids.max and cpu.max become r's (absent: no limit). */
 int agent_ctr_update(struct ctr *c, const struct moat_proto_resources *r, moat_error *err);
+/* What c's cgroup has counted, for USAGE (proto.h): OOM kills, forks refused at pids.max, its
+ * peaks and CPU time. */
+int agent_ctr_usage(const struct ctr *c, struct moat_msg_usage *u, moat_error *err);
 /* Make a child in c: its first process in new namespaces (c->pidfd holds it), or an exec'd
  * process in c's PID namespace. fork's returns. */
 pid_t agent_clone(struct agent *a, struct ctr *c, bool first, moat_error *err);

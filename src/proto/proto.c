@@ -376,6 +376,15 @@ static const struct field exec_fields[] = {
 static const struct field update_fields[] = {
 	{ 1, K_OBJ, F_REQUIRED, 0, "resources", M(update, resources), NO_OFF, NO_OFF, 0, 0, 0, &resources_object },
 };
+/* (bounded so that the host keeps them in an int64_t, CPU time in ns) */
+static const struct field usage_fields[] = {
+	{ 1, K_U64, F_REQUIRED, 0, "oom_kills", M(usage, oom_kills), NO_OFF, NO_OFF, 0, INT64_MAX, 0, NULL },
+	{ 2, K_U64, F_REQUIRED, 0, "pids_max", M(usage, pids_max), NO_OFF, NO_OFF, 0, INT64_MAX, 0, NULL },
+	{ 3, K_U64, 0, 0, "pids_peak", M(usage, pids_peak), NO_OFF, M(usage, has_pids_peak), 0, INT64_MAX, 0, NULL },
+	{ 4, K_U64, 0, 0, "memory_peak", M(usage, memory_peak), NO_OFF, M(usage, has_memory_peak), 0, INT64_MAX, 0, NULL },
+	{ 5, K_U64, F_REQUIRED, 0, "cpu_user_us", M(usage, cpu_user_us), NO_OFF, NO_OFF, 0, INT64_MAX / 1000, 0, NULL },
+	{ 6, K_U64, F_REQUIRED, 0, "cpu_system_us", M(usage, cpu_system_us), NO_OFF, NO_OFF, 0, INT64_MAX / 1000, 0, NULL },
+};
 static const struct field freeze_fields[] = {
 	{ 1, K_BOOL, F_REQUIRED, 0, "frozen", M(freeze, frozen), NO_OFF, NO_OFF, 0, 1, 0, NULL },
 };
@@ -442,6 +451,7 @@ static const struct object container_object = { sizeof(struct moat_msg), FIELDS(
 static const struct object exec_object = { sizeof(struct moat_msg), FIELDS(exec_fields), NULL };
 static const struct object freeze_object = { sizeof(struct moat_msg), FIELDS(freeze_fields), NULL };
 static const struct object update_object = { sizeof(struct moat_msg), FIELDS(update_fields), check_update };
+static const struct object usage_object = { sizeof(struct moat_msg), FIELDS(usage_fields), NULL };
 static const struct object stdin_object = { sizeof(struct moat_msg), FIELDS(stdin_fields), NULL };
 static const struct object signal_object = { sizeof(struct moat_msg), FIELDS(signal_fields), NULL };
 static const struct object resize_object = { sizeof(struct moat_msg), FIELDS(resize_fields), NULL };
@@ -478,6 +488,7 @@ static const struct msgdef messages[] = {
 	{ MOAT_MSG_CONTAINER, "CONTAINER", MOAT_PEER_HOST, ID_PROCESS, &container_object },
 	{ MOAT_MSG_FREEZE, "FREEZE", MOAT_PEER_HOST, ID_PROCESS, &freeze_object },
 	{ MOAT_MSG_UPDATE, "UPDATE", MOAT_PEER_HOST, ID_PROCESS, &update_object },
+	{ MOAT_MSG_STATS, "STATS", MOAT_PEER_HOST, ID_PROCESS, &empty_object },
 	{ MOAT_MSG_READY, "READY", MOAT_PEER_GUEST, ID_ZERO, &ready_object },
 	{ MOAT_MSG_STARTED, "STARTED", MOAT_PEER_GUEST, ID_PROCESS, &started_object },
 	{ MOAT_MSG_OUTPUT, "DATA", MOAT_PEER_GUEST, ID_PROCESS, &output_object },
@@ -486,6 +497,7 @@ static const struct msgdef messages[] = {
 	{ MOAT_MSG_CREDIT, "CREDIT", MOAT_PEER_GUEST, ID_PROCESS, &credit_object },
 	{ MOAT_MSG_FROZEN, "FROZEN", MOAT_PEER_GUEST, ID_PROCESS, &freeze_object },
 	{ MOAT_MSG_UPDATED, "UPDATED", MOAT_PEER_GUEST, ID_PROCESS, &empty_object },
+	{ MOAT_MSG_USAGE, "USAGE", MOAT_PEER_GUEST, ID_PROCESS, &usage_object },
 };
 
 static const struct msgdef *find_msgdef(uint16_t type)

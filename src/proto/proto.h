@@ -103,6 +103,8 @@
  *            absent pids_limit or cpu_quota means no limit, as in START. memory_limit is
  *            refused: the guest's memory is fixed when it boots.
  *              1 resources      object, required (see RESOURCES)
+ *   STATS    (0x0a, id = a container's first process)  what that container's cgroup in the
+ *            guest has counted: answered by USAGE. No fields.
  *
  * MESSAGES, guest -> host
  *   READY    (0x81, id = 0)  the agent is up, sent once before anything else;
@@ -136,6 +138,16 @@
  *              1 frozen         bool: as FREEZE asked, or the other when it failed
  *   UPDATED  (0x88, id = START's workload)  the answer to UPDATE: the limits hold. No fields.
  *            When they could not be set, an ERROR with the same id answers instead.
+ *   USAGE    (0x89, id = as STATS)  the answer to STATS, read from the container's cgroup in
+ *            the guest; an ERROR with the same id answers instead when it could not be. Each
+ *            count is at most 2^63 - 1, each CPU time at most (2^63 - 1) / 1000.
+ *              1 oom_kills      u64, required: its processes the OOM killer ended
+ *                               (memory.events oom_kill), the guest's global OOM included
+ *              2 pids_max       u64, required: forks refused at pids.max (pids.events max)
+ *              3 pids_peak      u64: the most processes it held at once (pids.peak)
+ *              4 memory_peak    u64: its most memory in use, bytes (memory.peak)
+ *              5 cpu_user_us    u64, required: CPU time in user mode (cpu.stat user_usec)
+ *              6 cpu_system_us  u64, required: and in the kernel (cpu.stat system_usec)
  *
  * PROCESS SPEC (object, in START and EXEC)
  *    1 arg            string, list, 1..MOAT_PROTO_MAX_ARGS, required
@@ -336,6 +348,7 @@ enum moat_msg_type {
 	MOAT_MSG_CONTAINER = 0x07,
 	MOAT_MSG_FREEZE = 0x08,
 	MOAT_MSG_UPDATE = 0x09,
+	MOAT_MSG_STATS = 0x0a,
 	/* guest -> host */
 	MOAT_MSG_READY = 0x81,
 	MOAT_MSG_STARTED = 0x82,
@@ -345,6 +358,7 @@ enum moat_msg_type {
 	MOAT_MSG_CREDIT = 0x86,
 	MOAT_MSG_FROZEN = 0x87,
 	MOAT_MSG_UPDATED = 0x88,
+	MOAT_MSG_USAGE = 0x89,
 };
 
 /* Who sent the bytes being decoded: each side accepts only the other's
@@ -487,6 +501,18 @@ struct moat_msg_update {
 	struct moat_proto_resources resources;
 };
 
+/* USAGE. */
+struct moat_msg_usage {
+	uint64_t oom_kills;
+	uint64_t pids_max;
+	bool has_pids_peak;
+	uint64_t pids_peak;
+	bool has_memory_peak;
+	uint64_t memory_peak;
+	uint64_t cpu_user_us;
+	uint64_t cpu_system_us;
+};
+
 /* STDIN and OUTPUT. When encoding, data points at the caller's bytes; a
  * decoded message owns a copy. */
 struct moat_msg_data {
@@ -537,6 +563,7 @@ struct moat_msg {
 		struct moat_msg_exec exec;
 		struct moat_msg_freeze freeze; /* FREEZE, FROZEN */
 		struct moat_msg_update update;
+		struct moat_msg_usage usage;
 		struct moat_msg_data data; /* STDIN, OUTPUT */
 		struct moat_msg_signal signal;
 		struct moat_msg_resize resize;

@@ -129,3 +129,32 @@ sandbox_gone() {
 	[[ $(r .exit.message) == *"(qemu-system-x86_64: "*"virtiofs.sock"*")" ]] ||
 		fail "the result lacks QEMU's line: $(r .exit.message)"
 }
+
+# sandbox-microvm-guest-counters: a microVM sandbox named its reason from the host's cgroup,
+# which holds QEMU, not the program: a fork bomb refused at the guest's pids limit came back
+# "exited", and pids_peak counted QEMU's threads.
+@test "sandbox microvm: sandbox-microvm-guest-counters: a fork bomb ends at the guest's pids limit, reason pids" {
+	sandbox_run --pids 32 -- sh -c 'bomb() { bomb | bomb & }; bomb; sleep 2'
+	assert_equal "$(r .exit.reason)" pids
+	assert_equal "$(r .resources.pids_peak)" 32
+	assert_equal "$(r '.resources.cpu_user_ms + .resources.cpu_system_ms > 0')" true
+}
+
+@test "sandbox microvm: sandbox-microvm-guest-counters: a memory bomb the guest's OOM killer ends, reason oom" {
+	sandbox_run -- sh -c 'x=a; while :; do x=$x$x; done'
+	assert_equal "$(r .exit.reason)" oom
+	assert_equal "$(r .exit.signal)" 9
+}
+
+# A session's later commands ask the running guest for its counts before and after: each
+# command's reason is its own.
+@test "sandbox microvm: sandbox-microvm-guest-counters: in a session, each command's reason is its own" {
+	local N=vm-$BATS_TEST_NUMBER
+	sbx_create "$N" --pids 32
+	sbx_exec "$N" -- true
+	assert_equal "$(r .exit.reason)" exited
+	sbx_exec "$N" -- sh -c 'bomb() { bomb | bomb & }; bomb; sleep 2'
+	assert_equal "$(r .exit.reason)" pids
+	sbx_exec "$N" -- true
+	assert_equal "$(r .exit.reason)" exited
+}

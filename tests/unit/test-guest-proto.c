@@ -636,6 +636,62 @@ static void test_round_trip_pod_messages(void **state)
 	moat_buf_free(&p);
 }
 
+/* STATS asks what a container's cgroup in the guest counted; USAGE answers, with the peaks
+ * the guest's kernel may not have; a USAGE without a required count, or sent the wrong way,
+ * is refused. */
+static void test_stats_and_usage(void **state)
+{
+	struct moat_msg in = { .type = MOAT_MSG_STATS, .id = 3 }, out;
+	struct moat_buf b = { 0 }, p = { 0 };
+
+	(void)state;
+	round_trip(MOAT_PEER_HOST, &in, &out);
+	assert_int_equal(out.type, MOAT_MSG_STATS);
+	assert_int_equal(out.id, 3);
+	in = (struct moat_msg){ .type = MOAT_MSG_USAGE, .id = 3 };
+	in.u.usage = (struct moat_msg_usage){ .oom_kills = 2,
+					      .pids_max = 517,
+					      .has_pids_peak = true,
+					      .pids_peak = 32,
+					      .has_memory_peak = true,
+					      .memory_peak = UINT64_C(1) << 40,
+					      .cpu_user_us = 1234567,
+					      .cpu_system_us = 89 };
+	round_trip(MOAT_PEER_GUEST, &in, &out);
+	assert_int_equal(out.u.usage.oom_kills, 2);
+	assert_int_equal(out.u.usage.pids_max, 517);
+	assert_true(out.u.usage.has_pids_peak && out.u.usage.has_memory_peak);
+	assert_int_equal(out.u.usage.pids_peak, 32);
+	assert_true(out.u.usage.memory_peak == UINT64_C(1) << 40);
+	assert_int_equal(out.u.usage.cpu_user_us, 1234567);
+	assert_int_equal(out.u.usage.cpu_system_us, 89);
+	in.u.usage.has_pids_peak = in.u.usage.has_memory_peak = false;
+	round_trip(MOAT_PEER_GUEST, &in, &out);
+	assert_false(out.u.usage.has_pids_peak || out.u.usage.has_memory_peak);
+
+	frame(&b, MOAT_MSG_STATS, 0, NULL);
+	expect_reject(MOAT_PEER_HOST, &b, "STATS: id must not be 0");
+	b.len = 0;
+	frame(&b, MOAT_MSG_STATS, 3, NULL);
+	expect_reject(MOAT_PEER_GUEST, &b, "is not one the guest sends");
+	b.len = 0;
+	tlv_int(&p, 1, 0, 8);
+	tlv_int(&p, 2, 0, 8);
+	tlv_int(&p, 5, 0, 8);
+	frame(&b, MOAT_MSG_USAGE, 3, &p);
+	expect_reject(MOAT_PEER_GUEST, &b, "USAGE: cpu_system_us: missing");
+	expect_reject(MOAT_PEER_HOST, &b, "is not one the host sends");
+	/* a count the host could not keep in an int64_t */
+	tlv_int(&p, 6, 0, 8);
+	tlv_int(&p, 3, UINT64_MAX, 8);
+	b.len = 0;
+	frame(&b, MOAT_MSG_USAGE, 3, &p);
+	expect_reject(MOAT_PEER_GUEST, &b,
+		      "USAGE: pids_peak: value 18446744073709551615 out of range");
+	moat_buf_free(&b);
+	moat_buf_free(&p);
+}
+
 /* The format on the wire, byte for byte, as proto.h describes it. */
 /* The agent's spliced OUTPUT frames: the prefix and the data are the frame the encoder makes,
  * for the smallest, an odd and the largest length, on either stream. */
@@ -1621,6 +1677,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_exec),
 		cmocka_unit_test(test_round_trip_small_messages),
 		cmocka_unit_test(test_round_trip_pod_messages),
+		cmocka_unit_test(test_stats_and_usage),
 		cmocka_unit_test(test_wire_format_pinned),
 		cmocka_unit_test(test_output_prefix),
 		cmocka_unit_test(test_partial_and_back_to_back),

@@ -168,6 +168,23 @@ static bool is_microvm(const struct moat_opened *c)
 	       strcmp(c->st->isolation, moat_isolation_name(MOAT_ISOLATION_MICROVM)) == 0;
 }
 
+int moat_container_guest_usage(const char *root, const char *id, struct moat_msg_usage *ret,
+			       moat_error *err)
+{
+	_cleanup_opened_ struct moat_opened c = MOAT_OPENED_INIT;
+	_cleanup_close_ int dirfd = -1;
+	const char *member = NULL;
+
+	if (moat_opened_open(root, id, &c, err) < 0)
+		return moat_error_ret(err);
+	if (!is_microvm(&c))
+		return 0;
+	if (moat_pod_vm_dir(root, c.st, c.dirfd, &dirfd, &member, err) < 0 ||
+	    moat_vm_stats(dirfd, member != NULL ? member : "", ret, err) < 0)
+		return moat_error_prefix(err, "container '%s'", id);
+	return 1;
+}
+
 /* A microVM's QEMU is charged to the cgroup beside the guest's memory: a memory limit below
  * both is refused (vm-select.h). The guest's memory is what create recorded in the state, so
  * an update after the saved config or the policy changed still knows it; a state written

@@ -67,6 +67,12 @@ int moat_container_resume(const char *root, const char *id, moat_error *err);
 /* Every process of the container (host pids, sorted); none when it is stopped. */
 int moat_container_pids(const char *root, const char *id, pid_t **ret_pids, size_t *ret_n,
 			moat_error *err);
+struct moat_msg_usage;
+/* What a microVM container's own cgroup in the guest has counted (proto.h USAGE): its host
+ * cgroup holds QEMU, whose OOM kills and refused forks are not the container's. 1 with *ret
+ * filled; 0 when the container is not a microVM's. */
+int moat_container_guest_usage(const char *root, const char *id, struct moat_msg_usage *ret,
+			       moat_error *err);
 /* Apply the fields res sets to the running container's cgroup and record them in its saved
  * config. They are first held to the policy (policy, or the default file when NULL): device
  * rules that open every device are refused as at create. Takes res over (it is freed). */

@@ -23,6 +23,7 @@
 #include "container.h"
 #include "events.h"
 #include "exec.h"
+#include "proto.h"
 #include "sandbox-internal.h"
 #include "utils.h"
 
@@ -59,13 +60,35 @@ static int take_counters(const struct moat_event *ev, void *data, moat_error *er
 	return 0;
 }
 
+/* A microVM's come from its guest: the host's cgroup holds QEMU, and an OOM kill or a
+ * refused fork in the guest never shows there. */
+static void read_guest_counters(const struct sb_target *t, struct counters *c)
+{
+	struct moat_msg_usage u;
+	moat_error e = MOAT_ERROR_INIT;
+
+	if (moat_container_guest_usage(t->root, t->id, &u, &e) == 1) {
+		c->have = true;
+		c->oom_kills = u.oom_kills;
+		c->pids_hits = u.pids_max;
+		c->cpu_user_ns = u.cpu_user_us * 1000;
+		c->cpu_system_ns = u.cpu_system_us * 1000;
+		c->pids_peak = u.has_pids_peak;
+		c->pids_now = u.has_pids_peak ? u.pids_peak : 0;
+		c->mem_peak = u.has_memory_peak ? u.memory_peak : 0;
+	}
+	moat_error_clear(&e);
+}
+
 static void read_counters(const struct sb_target *t, struct counters *c)
 {
 	struct moat_events_opts eo = { .once = true };
 	moat_error e = MOAT_ERROR_INIT;
 
 	c->have = false;
-	if (moat_container_events(t->root, t->id, &eo, take_counters, c, &e) < 0)
+	if (t->microvm)
+		read_guest_counters(t, c);
+	else if (moat_container_events(t->root, t->id, &eo, take_counters, c, &e) < 0)
 		c->have = false;
 	moat_error_clear(&e);
 }
@@ -300,6 +323,13 @@ static char *with_init_word(const char *msg, int init_log)
 	return xasprintf("%s: %s", msg, line);
 }
 
+/* A CPU time between two reads, in µs: none when it went backwards (a guest's counters are
+ * only as honest as the guest). */
+static int64_t delta_us(uint64_t after_ns, uint64_t before_ns)
+{
+	return after_ns >= before_ns ? (int64_t)((after_ns - before_ns) / 1000) : 0;
+}
+
 static void settle_reason(struct watch *w, const struct sb_layer *l, const struct report *rep)
 {
 	struct moat_sandbox_result *r = w->r;
@@ -310,10 +340,8 @@ static void settle_reason(struct watch *w, const struct sb_layer *l, const struc
 	if (!after.have)
 		after = w->last;
 	if (after.have && w->before.have) {
-		r->usage.cpu_user_us =
-			(int64_t)((after.cpu_user_ns - w->before.cpu_user_ns) / 1000);
-		r->usage.cpu_system_us =
-			(int64_t)((after.cpu_system_ns - w->before.cpu_system_ns) / 1000);
+		r->usage.cpu_user_us = delta_us(after.cpu_user_ns, w->before.cpu_user_ns);
+		r->usage.cpu_system_us = delta_us(after.cpu_system_ns, w->before.cpu_system_ns);
 		r->usage.memory_peak = (int64_t)after.mem_peak;
 		r->usage.pids_peak =
 			(int64_t)(after.pids_now > w->pids_peak ? after.pids_now : w->pids_peak);
@@ -362,7 +390,12 @@ int sb_command_run(const struct sb_target *t, const struct moat_sandbox_opts *o,
 	pid_t pid;
 	int rc;
 
-	read_counters(t, &w.before);
+	/* A microVM's guest that boots for this command has counted nothing; asking would wait
+	 * for the boot, which belongs to the command's run_ms, not to its setup. */
+	if (t->microvm && t->fresh)
+		w.before = (struct counters){ .have = true, .pids_peak = true };
+	else
+		read_counters(t, &w.before);
 	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(st, O_CLOEXEC) < 0) {
 		rc = moat_error_set(err, errno, "sandbox: pipe");
 		goto out;

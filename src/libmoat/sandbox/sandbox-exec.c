@@ -32,6 +32,7 @@ int moat_sandbox_exec(struct moat_sandbox *s, const struct moat_sandbox_opts *cm
 		return moat_error_msg(err, EINVAL, "sandbox: no program to run (after --)");
 	if (!cmd->session)
 		t.spare = 0;
+	t.fresh = !cmd->session || cmd->first_command;
 	clock_gettime(CLOCK_REALTIME, &t0);
 	r = sb_result_new(s, cmd->argv);
 	r->created = t0; /* this command's beginning; a run sets its sandbox's */

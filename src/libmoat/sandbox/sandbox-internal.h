@@ -108,6 +108,8 @@ struct sb_target {
 	const char *policy;
 	pid_t spare;  /* a session's init: a kill spares it (0: kill the whole sandbox) */
 	int init_log; /* the init's stderr, where a microVM's supervisor says why it ended; -1 */
+	bool microvm; /* its counters come from the guest (moat_container_guest_usage) */
+	bool fresh;   /* ... whose guest boots for this command: it has counted nothing yet */
 };
 
 /* Kill every process of the sandbox but t->spare (frozen meanwhile, so none forks past

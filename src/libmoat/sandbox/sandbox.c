@@ -317,7 +317,12 @@ struct sb_target sb_target_of(const struct moat_sandbox *s)
 {
 	bool vm = strcmp(s->info.isolation, "microvm") == 0;
 
-	return (struct sb_target){ s->runtime, s->id, s->o.policy, vm ? 0 : s->init, s->init_log };
+	return (struct sb_target){ .root = s->runtime,
+				   .id = s->id,
+				   .policy = s->o.policy,
+				   .spare = vm ? 0 : s->init,
+				   .init_log = s->init_log,
+				   .microvm = vm };
 }
 
 struct moat_sandbox_result *sb_result_new(const struct moat_sandbox *s, char *const *argv)

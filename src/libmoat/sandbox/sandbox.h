@@ -87,6 +87,7 @@ struct moat_sandbox_opts {
 	const struct moat_egress_policy *egress; /* --allow, --resolve: NULL or no rule: none */
 	/* a session's command (moat_sandbox_exec): */
 	bool session;              /* a timeout kills the command's processes, not the sandbox */
+	bool first_command;        /* none ran before it: a microVM's guest boots for it */
 	uint64_t lifetime_left_ms; /* what is left of the lifetime (0: no bound) */
 };
 

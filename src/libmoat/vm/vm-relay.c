@@ -48,6 +48,8 @@ struct proc {
 	bool freeze_want; /* what it asked */
 	bool updating;    /* an UPDATE request waits for UPDATED on update_conn */
 	int update_conn;
+	bool stating; /* a STATS request waits for USAGE on stats_conn */
+	int stats_conn;
 };
 
 struct relay {
@@ -115,6 +117,27 @@ static void update_answer(struct proc *p, bool ok, int errnum, const char *why)
 	p->updating = false;
 }
 
+/* A STATS request hears what the guest counted (u), or why not. */
+static void stats_answer(struct proc *p, const struct moat_msg_usage *u, int errnum,
+			 const char *why)
+{
+	if (!p->stating)
+		return;
+	if (u != NULL)
+		moat_vm_reply_usage(p->stats_conn, u);
+	else
+		moat_vm_reply_send(p->stats_conn, MOAT_VM_REPLY_ERROR, errnum, why);
+	close(p->stats_conn);
+	p->stating = false;
+}
+
+/* Whether a FREEZE, UPDATE or STATS request about p waits for the guest: the guest's ERROR
+ * names the container, not the request, so only one may. */
+static bool answer_pending(const struct proc *p)
+{
+	return p->freezing || p->updating || p->stating;
+}
+
 static void proc_release(struct proc *p)
 {
 	if (p->freezing) {
@@ -123,6 +146,7 @@ static void proc_release(struct proc *p)
 		close(p->freeze_conn);
 	}
 	update_answer(p, false, ESRCH, "the container ended");
+	stats_answer(p, NULL, ESRCH, "the container ended");
 	free(p->member);
 	free(p->filter.seccomp);
 	if (p->owns_fds) {
@@ -235,6 +259,7 @@ static int on_exited(struct relay *s, struct proc *p, const struct moat_msg_exit
 		s->exited = true;
 		s->code = code;
 		update_answer(p, false, ESRCH, "the workload ended");
+		stats_answer(p, NULL, ESRCH, "the workload ended");
 		return 0;
 	}
 	reply(p, MOAT_VM_REPLY_EXITED, code, NULL);
@@ -250,6 +275,10 @@ static int on_error(struct relay *s, struct proc *p, uint32_t id, const struct m
 	}
 	if (p != NULL && p->updating) {
 		update_answer(p, false, e->has_errno ? (int)e->errnum : EIO, e->message);
+		return 0;
+	}
+	if (p != NULL && p->stating) {
+		stats_answer(p, NULL, e->has_errno ? (int)e->errnum : EIO, e->message);
 		return 0;
 	}
 	if (p != NULL && p != &s->procs[0]) { /* a client's process: its client hears of it */
@@ -307,6 +336,7 @@ static int on_message(struct relay *s, struct moat_msg *m)
 			      "the guest could not freeze or thaw the container");
 		return 0;
 	case MOAT_MSG_UPDATED: update_answer(p, true, 0, NULL); return 0;
+	case MOAT_MSG_USAGE: stats_answer(p, &m->u.usage, 0, NULL); return 0;
 	default:
 		return moat_error_msg(s->err, EPROTO,
 				      "microvm: the guest sent %s, which it may not",
@@ -462,6 +492,16 @@ static int request_container(struct relay *s, struct proc *p, const char *name, 
 	return r < 0 ? r : 0;
 }
 
+/* A request that the guest answers later: the client's connection goes to the container it is
+ * about (*conn, with *waiting set), and the client's slot is free again. */
+static void hand_over(struct proc *p, bool *waiting, int *conn)
+{
+	*waiting = true;
+	*conn = p->conn;
+	p->conn = -1;
+	proc_release(p);
+}
+
 /* FREEZE moves the client's connection to the member it is about, which answers once the
  * guest did it; the slot is free again. */
 static int request_freeze(struct relay *s, struct proc *p, const char *name, bool frozen,
@@ -472,16 +512,13 @@ static int request_freeze(struct relay *s, struct proc *p, const char *name, boo
 
 	if (target == NULL || !target->started)
 		return moat_error_msg(err, ESRCH, "the pod has no running container %s", name);
-	if (target->freezing)
-		return moat_error_msg(err, EBUSY, "container %s is being frozen or thawed", name);
+	if (answer_pending(target))
+		return moat_error_msg(err, EBUSY, "container %s has a request under way", name);
 	m.id = target->id;
 	if (send_msg(s, &m) < 0)
 		return moat_error_ret(err);
-	target->freezing = true;
-	target->freeze_conn = p->conn;
 	target->freeze_want = frozen;
-	p->conn = -1;
-	proc_release(p);
+	hand_over(p, &target->freezing, &target->freeze_conn);
 	return 0;
 }
 
@@ -499,8 +536,8 @@ static int request_update(struct relay *s, struct proc *p, const char *body, siz
 		r = moat_error_msg(err, EPROTO, "not one UPDATE frame");
 	else if (r > 0 && !target->started)
 		r = moat_error_msg(err, ESRCH, "the workload is not running in the guest");
-	else if (r > 0 && target->updating)
-		r = moat_error_msg(err, EBUSY, "another update is under way");
+	else if (r > 0 && answer_pending(target))
+		r = moat_error_msg(err, EBUSY, "another request about the workload is under way");
 	if (r > 0) {
 		m.id = target->id;
 		r = send_msg(s, &m);
@@ -508,10 +545,37 @@ static int request_update(struct relay *s, struct proc *p, const char *body, siz
 	moat_msg_clear(&m);
 	if (r < 0)
 		return moat_error_ret(err);
-	target->updating = true;
-	target->update_conn = p->conn;
-	p->conn = -1;
-	proc_release(p);
+	hand_over(p, &target->updating, &target->update_conn);
+	return 0;
+}
+
+/* STATS moves the client's connection to the container it is about (a member's, or the
+ * workload's for name ""), which answers once the guest read its cgroup; the slot is free
+ * again. */
+static int request_stats(struct relay *s, struct proc *p, const char *name, moat_error *err)
+{
+	struct proc *target = name[0] == '\0' ? &s->procs[0] : find_member(s, name);
+	struct moat_msg m = { .type = MOAT_MSG_STATS };
+
+	if (target == &s->procs[0] && !target->started && !s->exited) {
+		/* the guest boots for the first exec: nothing has run in it yet, and its counts
+		 * are all 0 (a sandbox reads them before its command) */
+		struct moat_msg_usage none = { .has_pids_peak = true, .has_memory_peak = true };
+
+		moat_vm_reply_usage(p->conn, &none);
+		proc_release(p);
+		return 0;
+	}
+	if (target == NULL || !target->started)
+		return moat_error_msg(err, ESRCH, "no running container %s in the guest",
+				      name[0] == '\0' ? "of the workload" : name);
+	if (answer_pending(target))
+		return moat_error_msg(err, EBUSY,
+				      "another request about that container is under way");
+	m.id = target->id;
+	if (send_msg(s, &m) < 0)
+		return moat_error_ret(err);
+	hand_over(p, &target->stating, &target->stats_conn);
 	return 0;
 }
 
@@ -539,6 +603,8 @@ static void read_request(struct relay *s, struct proc *p)
 		r = moat_error_msg(&err, ESRCH, "the guest is not running");
 	else if (h.kind == MOAT_VM_REQ_UPDATE)
 		r = request_update(s, p, body, h.body_len, &err);
+	else if (h.kind == MOAT_VM_REQ_STATS)
+		r = request_stats(s, p, name, &err);
 	else if (h.kind == MOAT_VM_REQ_CONTAINER)
 		r = request_container(s, p, name, body, h.body_len, &err);
 	else

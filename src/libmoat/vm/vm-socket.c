@@ -148,21 +148,31 @@ int moat_vm_reply_wait(int conn, const sigset_t *forward, struct moat_vm_reply *
 }
 
 /* One request without fds (FREEZE, UPDATE) to the supervisor at state_dirfd, answered DONE. */
-static int request_done(int state_dirfd, enum moat_vm_request_kind kind, const char *name,
-			const void *body, size_t body_len, uint32_t value, moat_error *err)
+/* One request without fds, and its one reply, which must be of type want. */
+static int request_reply(int state_dirfd, enum moat_vm_request_kind kind, const char *name,
+			 const void *body, size_t body_len, uint32_t value,
+			 enum moat_vm_reply_type want, struct moat_vm_reply *r, moat_error *err)
 {
 	_cleanup_close_ int conn = -1;
-	struct moat_vm_reply r;
 
 	if (moat_vm_socket_connect(state_dirfd, &conn, err) < 0 ||
 	    moat_vm_request_send(conn, kind, name, body, body_len, value, NULL, 0, err) < 0 ||
-	    moat_vm_reply_read(conn, &r, err) < 0)
+	    moat_vm_reply_read(conn, r, err) < 0)
 		return moat_error_ret(err);
-	if (r.type != MOAT_VM_REPLY_DONE)
-		return moat_error_msg(err, r.value > 0 ? r.value : EIO, "microvm: %s",
-				      r.type == MOAT_VM_REPLY_ERROR ? r.message
-								    : "an unexpected reply");
+	if (r->type != want)
+		return moat_error_msg(err, r->value > 0 ? r->value : EIO, "microvm: %s",
+				      r->type == MOAT_VM_REPLY_ERROR ? r->message
+								     : "an unexpected reply");
 	return 0;
+}
+
+static int request_done(int state_dirfd, enum moat_vm_request_kind kind, const char *name,
+			const void *body, size_t body_len, uint32_t value, moat_error *err)
+{
+	struct moat_vm_reply r;
+
+	return request_reply(state_dirfd, kind, name, body, body_len, value, MOAT_VM_REPLY_DONE, &r,
+			     err);
 }
 
 int moat_vm_freeze(int state_dirfd, const char *member, bool frozen, moat_error *err)
@@ -183,6 +193,17 @@ int moat_vm_update(int state_dirfd, const struct moat_proto_resources *res, moat
 				 err);
 	moat_buf_free(&frame);
 	return r;
+}
+
+int moat_vm_stats(int state_dirfd, const char *member, struct moat_msg_usage *ret, moat_error *err)
+{
+	struct moat_vm_reply r;
+
+	if (request_reply(state_dirfd, MOAT_VM_REQ_STATS, member, NULL, 0, 0, MOAT_VM_REPLY_USAGE,
+			  &r, err) < 0)
+		return moat_error_ret(err);
+	*ret = r.usage;
+	return 0;
 }
 
 /* ---- the supervisor ---------------------------------------------------------------------------- */
@@ -233,11 +254,12 @@ int moat_vm_request_recv(int conn, struct moat_vm_request *ret, char **ret_name,
 		n_fds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		memcpy(fds, CMSG_DATA(c), (n_fds > 3 ? 3 : n_fds) * sizeof(int));
 	}
-	want = h.kind == MOAT_VM_REQ_FREEZE || h.kind == MOAT_VM_REQ_UPDATE ? 0 : 3;
+	/* FREEZE, UPDATE and STATS pass no fds; FREEZE and STATS have no body */
+	want = h.kind == MOAT_VM_REQ_EXEC || h.kind == MOAT_VM_REQ_CONTAINER ? 3 : 0;
 	if ((mh.msg_flags & MSG_CTRUNC) || n_fds != want || h.magic != MOAT_VM_REQUEST_MAGIC ||
-	    h.kind < MOAT_VM_REQ_EXEC || h.kind > MOAT_VM_REQ_UPDATE ||
+	    h.kind < MOAT_VM_REQ_EXEC || h.kind > MOAT_VM_REQ_STATS ||
 	    h.name_len > MOAT_VM_MAX_NAME || h.body_len > MOAT_VM_MAX_REQUEST ||
-	    (h.kind != MOAT_VM_REQ_FREEZE && h.body_len == 0)) {
+	    (h.kind != MOAT_VM_REQ_FREEZE && h.kind != MOAT_VM_REQ_STATS && h.body_len == 0)) {
 		close_fds(fds);
 		return -EPROTO;
 	}
@@ -260,5 +282,12 @@ int moat_vm_reply_send(int conn, enum moat_vm_reply_type type, int32_t value, co
 
 	if (message != NULL)
 		snprintf(r.message, sizeof(r.message), "%s", message);
+	return write_all(conn, &r, sizeof(r)) < 0 ? -1 : 0;
+}
+
+int moat_vm_reply_usage(int conn, const struct moat_msg_usage *u)
+{
+	struct moat_vm_reply r = { .type = MOAT_VM_REPLY_USAGE, .usage = *u };
+
 	return write_all(conn, &r, sizeof(r)) < 0 ? -1 : 0;
 }

@@ -16,6 +16,10 @@
  *              `moat pause` and `resume` of a member. No body.
  *   UPDATE     new limits for the workload's container in the guest: `moat update`. The
  *              body is the UPDATE frame of proto.h.
+ *   STATS      what a container's cgroup in the guest has counted (proto.h USAGE): the
+ *              name, when not empty, is the pod member whose container (the VM's own
+ *              otherwise). No body. Before the VM's own workload has started (the guest
+ *              boots for the first exec), nothing has run in it: all 0.
  *
  * EXEC and CONTAINER pass the process's stdin, stdout and stderr in SCM_RIGHTS and read
  * back replies: STARTED (the guest pid), then EXITED with the exit code, or ERROR. The
@@ -24,7 +28,8 @@
  * follows it. After STARTED the client may send SIGNAL messages: each signal goes to the
  * guest process. A client that goes away without EXITED (killed) takes its guest process
  * with it (SIGKILL); for a CONTAINER, its whole container. FREEZE and UPDATE read back DONE
- * or ERROR.
+ * or ERROR, STATS USAGE or ERROR. A container has one FREEZE, UPDATE or STATS under way at a
+ * time: the guest's ERROR names the container, not the request.
  *
  * The supervisor holds each request to bounds (the client is moat, but the socket is the
  * boundary between the host's root and the jail's unprivileged supervisor).
@@ -53,6 +58,7 @@ enum moat_vm_request_kind {
 	MOAT_VM_REQ_CONTAINER,
 	MOAT_VM_REQ_FREEZE,
 	MOAT_VM_REQ_UPDATE,
+	MOAT_VM_REQ_STATS,
 };
 
 /* A request: this header, then name_len bytes of the name, then body_len bytes of body. */
@@ -70,12 +76,14 @@ enum moat_vm_reply_type {
 	MOAT_VM_REPLY_EXITED,
 	MOAT_VM_REPLY_ERROR,
 	MOAT_VM_REPLY_DONE,
+	MOAT_VM_REPLY_USAGE,
 };
 
 struct moat_vm_reply {
 	uint32_t type;
 	int32_t value;     /* STARTED: the guest pid; EXITED: the exit code; ERROR: an errno */
 	char message[512]; /* ERROR: one line */
+	struct moat_msg_usage usage; /* USAGE: as the guest sent it */
 };
 
 /* From the client after STARTED: deliver signo to the guest process. */
@@ -107,6 +115,9 @@ int moat_vm_freeze(int state_dirfd, const char *member, bool frozen, moat_error 
 /* UPDATE: the workload's container in the guest of the microVM whose state directory is dirfd
  * held to r (absent: no limit), once the guest says it is done. */
 int moat_vm_update(int state_dirfd, const struct moat_proto_resources *r, moat_error *err);
+/* STATS: what the cgroup of the container in the guest of the microVM whose state directory is
+ * dirfd has counted: the pod member's (member), or the VM's own (member ""). */
+int moat_vm_stats(int state_dirfd, const char *member, struct moat_msg_usage *ret, moat_error *err);
 
 /* The supervisor's side: a request from conn, with its name and body (NUL-terminated, both
  * allocated) and its fds (-1 for those not passed). -EPROTO when it breaks the bounds. */
@@ -114,5 +125,7 @@ int moat_vm_request_recv(int conn, struct moat_vm_request *ret, char **ret_name,
 			 int fds[3]);
 /* A reply on conn; -1 when the client went away. */
 int moat_vm_reply_send(int conn, enum moat_vm_reply_type type, int32_t value, const char *message);
+/* USAGE on conn; -1 when the client went away. */
+int moat_vm_reply_usage(int conn, const struct moat_msg_usage *u);
 
 #endif
