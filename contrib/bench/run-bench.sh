@@ -4,7 +4,7 @@
 # and runc (each when installed), interleaved so that every runtime sees the
 # same machine state, and print the median per run and moat's ratio to each.
 #
-#   contrib/bench/run-bench.sh [-n N] [-m MOAT_BINARY] [-b] [-p MS] [-o]
+#   contrib/bench/run-bench.sh [-n N] [-m MOAT_BINARY] [-b] [-p MS] [-d]
 #
 # -b: in blocks instead, each runtime's N runs back to back in two halves (moat,
 # crun, runc, then again), so that no run inherits the kernel state another
@@ -17,10 +17,9 @@
 # host that starts containers now and then rather than in a tight loop; the
 # lock's slow mode has then ended, and a runtime that writes cgroup.procs
 # waits the grace period every time.
-# -o: also time moat installed on a read-only overlay (moat-ro): the binary's
-# directory under an overlay with no upper layer, mounted in the benchmark's
-# private mount namespace, as docs/install.md describes. moat started from there
-# already runs from a file no one can write and does not re-execute itself.
+# -d: also time moat's runtime started directly, without the launcher
+# (moat-direct): it then re-executes itself from a read-only overlay of its
+# directory, as every moat did before the launcher (docs/launcher.md).
 #
 # All three runtimes get the same config.json: moat's hardened default (user
 # namespace, no capabilities, read-only root, own network namespace) with
@@ -33,28 +32,28 @@ set -euo pipefail
 n=100
 blocks=
 pause=0
-overlay=
+direct=
 moat=${MOAT_BINARY:-$(cd "$(dirname "$0")/../.." && pwd)/moat}
-while getopts "n:m:bp:oh" opt; do
+while getopts "n:m:bp:dh" opt; do
 	case $opt in
 	n) n=$OPTARG ;;
 	m) moat=$OPTARG ;;
 	b) blocks=-b ;;
 	p) pause=$OPTARG ;;
-	o) overlay=-o ;;
+	d) direct=-d ;;
 	*) sed -n '3,30p' "$0"; exit 2 ;;
 	esac
 done
 
 # shellcheck source=contrib/bench/run-bundle.sh
 . "$(dirname "$0")/run-bundle.sh"
-enter_private_mounts run-bench "" -n "$n" -m "$moat" -p "$pause" $blocks $overlay
+enter_private_mounts run-bench "" -n "$n" -m "$moat" -p "$pause" $blocks $direct
 leave_hybrid
 
 work=$(mktemp -d /tmp/moat-bench.XXXXXX)
 cleanup() {
 	local rt
-	for rt in moat moat-ro crun runc; do
+	for rt in moat moat-direct crun runc; do
 		[ -d "$work/state-$rt" ] || continue
 		for dir in "$work/state-$rt"/*/; do
 			[ -d "$dir" ] || continue
@@ -62,13 +61,12 @@ cleanup() {
 				>/dev/null 2>&1 || true
 		done
 	done
-	if mountpoint -q "$work/ro"; then umount "$work/ro"; fi
 	rm -rf "$work"
 }
 runtime_bin() {
 	case $1 in
 	moat) echo "$moat" ;;
-	moat-ro) echo "$work/ro/$(basename "$moat")" ;;
+	moat-direct) runtime_of "$moat" ;;
 	*) command -v "$1" ;;
 	esac
 }
@@ -82,14 +80,8 @@ make_run_bundle "$bundle" "$moat"
 # its stdio to the container's root, which would make the host's /dev/null
 # owned by uid 100000. Plain files take the chown harmlessly.
 : >"$work/in"
-# moat-ro: an overlay of moat's directory over an empty one, with no upper layer (read-only
-# whatever its mount flags say)
 rts=(moat crun runc)
-if [ -n "$overlay" ]; then
-	mkdir "$work/ro" "$work/empty"
-	mount -t overlay moat-ro -o "lowerdir=$(dirname "$moat"):$work/empty" "$work/ro"
-	rts=(moat moat-ro crun runc)
-fi
+[ -z "$direct" ] || rts=(moat moat-direct crun runc)
 runtimes=()
 for rt in "${rts[@]}"; do
 	bin=$(runtime_bin "$rt" || true)
@@ -135,13 +127,13 @@ fi
 
 median() { sort -n "$1" | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 echo "runs per runtime: $n (${blocks:+in blocks, not }interleaved, ${pause} ms before each), kernel $(uname -r)"
-printf "%-7s %12s\n" runtime "median ms"
+printf "%-11s %12s\n" runtime "median ms"
 declare -A med
 for rt in "${runtimes[@]}"; do
 	med[$rt]=$(median "$work/times-$rt")
-	printf "%-7s %12s\n" "$rt" "${med[$rt]}"
+	printf "%-11s %12s\n" "$rt" "${med[$rt]}"
 done
-for mine in moat moat-ro; do
+for mine in moat moat-direct; do
 	for other in crun runc; do
 		if [ -n "${med[$mine]:-}" ] && [ -n "${med[$other]:-}" ]; then
 			awk -v a="${med[$mine]}" -v b="${med[$other]}" -v m="$mine" -v o="$other" \

@@ -49,3 +49,11 @@ make_run_bundle() {
 		"$bundle/config.json" >"$bundle/config.json.new"
 	mv "$bundle/config.json.new" "$bundle/config.json"
 }
+
+# runtime_of LAUNCHER: the runtime that moat's launcher starts: libexec/moat beside it in a
+# build tree, ../libexec/moat/moat where it is installed
+runtime_of() {
+	local dir
+	dir=$(dirname "$1")
+	if [ -x "$dir/libexec/moat" ]; then echo "$dir/libexec/moat"; else echo "$dir/../libexec/moat/moat"; fi
+}

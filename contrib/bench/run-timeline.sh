@@ -53,13 +53,15 @@ chmod 755 "$work"
 make_run_bundle "$work/bundle" "$moat"
 : >"$work/in"
 
+# the probes go on the runtime that the launcher starts (docs/launcher.md)
+runtime=$(runtime_of "$moat")
 added=0
 for f in "${probes[@]}"; do
-	if perf probe -q -x "$moat" --add "$group:$f=$f" >/dev/null 2>&1; then
+	if perf probe -q -x "$runtime" --add "$group:$f=$f" >/dev/null 2>&1; then
 		added=$((added + 1))
 	fi
 done
-((added > 0)) || { echo "run-timeline: no probe took (is $moat built with -g?)" >&2; exit 1; }
+((added > 0)) || { echo "run-timeline: no probe took (is $runtime built with -g?)" >&2; exit 1; }
 
 loop() {
 	local i

@@ -277,15 +277,15 @@ load helpers
 	assert_failure
 }
 
-# configure.ac: moat is built with the hardening Debian gives crun (dpkg-buildflags).
+# configure.ac: moat's runtime is built with the hardening Debian gives crun (dpkg-buildflags).
 @test "moat is built with full RELRO, the stack protector and _FORTIFY_SOURCE" {
 	command -v readelf >/dev/null || skip "readelf (binutils) is not installed"
-	run readelf -d "$MOAT_BINARY"
+	run readelf -d "$MOAT_RUNTIME"
 	assert_success
 	assert_output --regexp 'FLAGS.*BIND_NOW'
-	run readelf -lW "$MOAT_BINARY"
+	run readelf -lW "$MOAT_RUNTIME"
 	assert_output --partial GNU_RELRO
-	run readelf --dyn-syms -W "$MOAT_BINARY"
+	run readelf --dyn-syms -W "$MOAT_RUNTIME"
 	assert_output --partial __stack_chk_fail
 	assert_output --regexp '__[a-z]+_chk@'
 }

@@ -32,6 +32,12 @@ done
 unset _lib
 
 : "${MOAT_BINARY:?MOAT_BINARY must be the absolute path of the moat binary}"
+# moat's runtime, which MOAT_BINARY (the launcher, docs/launcher.md) starts: libexec/moat
+# beside it in a build tree, ../libexec/moat/moat where it is installed
+if [[ -z ${MOAT_RUNTIME:-} ]]; then
+	MOAT_RUNTIME=$(dirname "$MOAT_BINARY")/libexec/moat
+	[[ -x $MOAT_RUNTIME ]] || MOAT_RUNTIME=$(dirname "$MOAT_BINARY")/../libexec/moat/moat
+fi
 
 # How long the polling helpers wait for a state change, and how long one moat
 # command may run before it is stopped. These bound a hang (a moat bug must

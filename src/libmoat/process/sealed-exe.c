@@ -106,7 +106,8 @@ static bool exe_attached(const struct stat *st)
  * so that no remount can make it writable, and an open for writing fails with EROFS
  * whatever path reaches the file, /proc/<pid>/exe and an fd reopened through /proc
  * included. An overlay in this mount namespace (one an install mounted, docs/install.md)
- * is looked up in mountinfo; one mounted nowhere is moat's own, which has none. */
+ * is looked up in mountinfo; one mounted nowhere is the launcher's or moat's own, which have
+ * none. */
 static int fd_on_read_only_overlay(int fd, const struct stat *st, moat_error *err)
 {
 	struct statfs sfs;

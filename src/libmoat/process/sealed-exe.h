@@ -4,7 +4,9 @@
  * CVE-2019-5736: a container process reached the runtime's binary through
  * /proc/<pid>/exe of a runtime process that had joined the container, kept
  * it open, and rewrote the host binary once the runtime exited. A moat
- * process that enters a container first re-executes itself from one of:
+ * process that enters a container runs from one of the two views below.
+ * The launcher (src/launcher/, docs/launcher.md) starts the runtime from the
+ * first; the runtime started any other way re-executes itself from one:
  *
  * - its binary seen through an overlay of the binary's directory with no
  *   upper layer, mounted nowhere (fsmount, never attached). An overlay
@@ -32,8 +34,9 @@
 
 /* 1 when this process runs from a file no one can write: a sealed moat
  * memfd (an unlinked regular file that carries every seal moat sets) or a
- * file on a read-only overlayfs with no upper layer (moat's own, mounted
- * nowhere, or one an install mounted: docs/install.md); 0 when it does not
+ * file on a read-only overlayfs with no upper layer (the launcher's or
+ * moat's own, mounted nowhere, or one an install mounted: docs/install.md);
+ * 0 when it does not
  * (a read-only overlay with an upper layer could be remounted writable),
  * -errno when /proc/self/exe cannot be checked. Reads /proc/self/exe, not
  * anything the caller controls, such as the environment. */
