@@ -29,14 +29,16 @@ runtime_starts() {
 # waits to open its log, note what its /proc/PID/exe names (EXE) and the filesystem it is on
 # (EXE_FS).
 runtime_exe_while_logging() {
-	local pid launcher
+	local pid launcher shell
 	launcher=$(readlink -f "$MOAT_BINARY")
+	shell=$(readlink "/proc/$$/exe")
 	mkfifo "$TEST_DIR/log.fifo"
 	"$MOAT_BINARY" --root "$MOAT_ROOT" --log "$TEST_DIR/log.fifo" "$@" </dev/null \
 		>/dev/null 2>&1 &
 	pid=$!
-	retry bash -c '[[ -e /proc/$1/exe && $(readlink "/proc/$1/exe") != "$2" ]]' _ "$pid" \
-		"$launcher"
+	# (until the forked shell has run the launcher and the launcher the runtime)
+	retry bash -c 'e=$(readlink "/proc/$1/exe") && [[ $e != "$2" && $e != "$3" ]]' _ "$pid" \
+		"$launcher" "$shell"
 	EXE=$(readlink "/proc/$pid/exe")
 	EXE_FS=$(stat -f -L -c %T "/proc/$pid/exe")
 	timeout 10 cat "$TEST_DIR/log.fifo" >/dev/null
