@@ -29,7 +29,8 @@
 #endif
 
 /* The global options of moat that take a value (src/moat.c parse_globals): the launcher
- * skips their values to find the command. */
+ * skips their values to find the command. tests/lint/check-launcher-options.sh checks that
+ * the two lists agree. */
 static const char *const value_options[] = { "root",     "log",  "log-format", "cgroup-manager",
 					     "rootless", "criu", "policy",     NULL };
 
