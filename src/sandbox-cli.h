@@ -21,8 +21,12 @@ int sb_parse_user(const char *cmd, const char *s, uid_t *ret_uid, gid_t *ret_gid
 int sb_parse_env(const char *cmd, char *arg, char ***env, size_t *n);
 
 /* The exit status a result gives: the program's (128+N for signal N), 124 on timeout or
- * lifetime, 125 when moat failed. */
+ * lifetime, 125 when moat failed or the program never started. */
 int sb_exit_status(const struct moat_sandbox_result *r);
+
+/* A command's reply on sock: its exit status, its result, and when that status is 125 the
+ * result's message, for the client's stderr. */
+void sb_reply_result(int sock, const struct moat_sandbox_result *r);
 
 /* A keeper leaves its caller: its own session, /dev/null for stdio, none of the fds the
  * caller handed down (a pipe a test harness waits on), SIGPIPE ignored. */

@@ -96,7 +96,8 @@ static void exec_usage(void)
 	       "  --env K=V               an environment variable, over create's (repeatable)\n"
 	       "  --result FILE           write the result there (default: stdout)\n\n"
 	       "Exit status: the program's (128+N for signal N), 124 on timeout or at the\n"
-	       "sandbox's lifetime, 125 when moat failed, 1 when NAME is not found.\n");
+	       "sandbox's lifetime, 125 when moat failed or the program could not start (the\n"
+	       "result says why), 1 when NAME is not found.\n");
 }
 
 enum { X_TIMEOUT = 256, X_OUTPUT_LIMIT, X_ON_OUTPUT_LIMIT, X_USER, X_CWD, X_ENV, X_RESULT };

@@ -170,7 +170,6 @@ static _Noreturn void worker(struct session *ss, struct sb_request *q, int conn)
 	struct moat_sandbox_opts cmd = *ss->o;
 	moat_error err = MOAT_ERROR_INIT;
 	_cleanup_(strv_freep) char **env = merge_env(ss->o->env, q->env);
-	_cleanup_free_ char *json = NULL;
 	uint64_t now = moat_monotonic_ms(), end_at = ss->born + ss->lifetime_ms;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -200,8 +199,7 @@ static _Noreturn void worker(struct session *ss, struct sb_request *q, int conn)
 		sb_reply(conn, EXIT_SANDBOX_ERROR, err.msg ? err.msg : "sandbox: exec", NULL);
 		_exit(0);
 	}
-	json = moat_sandbox_result_json(r);
-	sb_reply(conn, sb_exit_status(r), r->reason == MOAT_SANDBOX_ERROR ? r->message : "", json);
+	sb_reply_result(conn, r);
 	_exit(0);
 }
 

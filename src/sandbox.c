@@ -410,8 +410,20 @@ int sb_exit_status(const struct moat_sandbox_result *r)
 	case MOAT_SANDBOX_ERROR: return EXIT_SANDBOX_ERROR;
 	case MOAT_SANDBOX_TIMEOUT:
 	case MOAT_SANDBOX_LIFETIME: return EXIT_TIMEOUT;
-	default: return r->signo != 0 ? 128 + r->signo : r->code;
+	default:
+		if (r->signo != 0)
+			return 128 + r->signo;
+		/* a program that never started (the sandbox's pids limit was full) */
+		return r->code >= 0 ? r->code : EXIT_SANDBOX_ERROR;
 	}
+}
+
+void sb_reply_result(int sock, const struct moat_sandbox_result *r)
+{
+	_cleanup_free_ char *json = moat_sandbox_result_json(r);
+	int status = sb_exit_status(r);
+
+	sb_reply(sock, status, status == EXIT_SANDBOX_ERROR && r->message ? r->message : "", json);
 }
 
 /* Close every fd that would survive an exec: those the caller handed down, not moat's. */
@@ -448,7 +460,6 @@ static _Noreturn void keeper(const struct moat_sandbox_opts *o, int link)
 {
 	_cleanup_(moat_sandbox_result_freep) struct moat_sandbox_result *r = NULL;
 	moat_error err = MOAT_ERROR_INIT;
-	_cleanup_free_ char *json = NULL;
 
 	if (sb_detach() < 0)
 		_exit(EXIT_SANDBOX_ERROR);
@@ -456,8 +467,7 @@ static _Noreturn void keeper(const struct moat_sandbox_opts *o, int link)
 		sb_reply(link, EXIT_SANDBOX_ERROR, err.msg ? err.msg : "sandbox: failed", NULL);
 		_exit(EXIT_SANDBOX_ERROR);
 	}
-	json = moat_sandbox_result_json(r);
-	sb_reply(link, sb_exit_status(r), r->reason == MOAT_SANDBOX_ERROR ? r->message : "", json);
+	sb_reply_result(link, r);
 	_exit(0);
 }
 

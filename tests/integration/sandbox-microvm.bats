@@ -147,14 +147,41 @@ sandbox_gone() {
 }
 
 # A session's later commands ask the running guest for its counts before and after: each
-# command's reason is its own.
+# command's reason is its own. (The bomb ends with its command: one left churning at the
+# limit refuses the next command's own fork, which the test below is about.)
 @test "sandbox microvm: sandbox-microvm-guest-counters: in a session, each command's reason is its own" {
 	local N=vm-$BATS_TEST_NUMBER
 	sbx_create "$N" --pids 32
 	sbx_exec "$N" -- true
 	assert_equal "$(r .exit.reason)" exited
-	sbx_exec "$N" -- sh -c 'bomb() { bomb | bomb & }; bomb; sleep 2'
+	sbx_exec "$N" -- sh -c "$BOUNDED_FORK_BOMB"
 	assert_equal "$(r .exit.reason)" pids
 	sbx_exec "$N" -- true
 	assert_equal "$(r .exit.reason)" exited
+}
+
+# sandbox-pids-full-start: in a session whose earlier command left processes filling the pids
+# limit, the guest refused the next command's own fork, and its result said "error", exit
+# 125, as if moat had failed. It is the limit: reason pids, and the message says so.
+@test "sandbox microvm: sandbox-pids-full-start: a command the full pids limit keeps from starting ends with reason pids" {
+	local N=vm-$BATS_TEST_NUMBER
+	sbx_create "$N" --pids 32
+	# the command's shell forks sleepers until refused; a refiller it started keeps the
+	# limit full after it: a refused fork ends the refiller's shell, whose EXIT trap starts
+	# it again in the same process
+	sbx_exec "$N" -- sh -c 'printf "%s\n" "trap \"exec sh /tmp/refill\" EXIT" \
+		"while :; do sleep 1000 & done" >/tmp/refill
+		sh /tmp/refill >/dev/null 2>&1 &
+		while :; do sleep 1000 & done'
+	assert_equal "$(r .exit.reason)" pids
+	sbx_exec "$N" -- true
+	assert_equal "$status" 125
+	assert_equal "$(r .exit.reason)" pids
+	assert_equal "$(r .exit.code)" null
+	assert_equal "$(r .exit.signal)" null
+	[[ $(r .exit.message) == "the program could not start: "*"fill its pids limit"*"Resource temporarily unavailable)" ]] ||
+		fail "the message does not name the limit: $(r .exit.message)"
+	[[ $stderr == *"fill its pids limit"* ]] || fail "stderr: $stderr"
+	# rm --force still ends it all
+	sbx_ok rm --force "$N"
 }

@@ -268,9 +268,13 @@ settled() {
 }
 
 @test "sandbox exec: the sandbox's limits end a command with their reason, the session lives" {
-	sbx_create "$N" --memory 32m --disk 4m --output-limit 1k
+	sbx_create "$N" --memory 32m --disk 4m --output-limit 1k --pids 32
 	sbx_exec "$N" -- sh -c 'x=a; while :; do x=$x$x; done'
 	assert_equal "$(r .exit.reason)" oom
+	sbx_exec "$N" -- sh -c "$BOUNDED_FORK_BOMB"
+	assert_equal "$(r .exit.reason)" pids
+	sbx_exec "$N" -- true
+	assert_equal "$(r .exit.reason)" exited
 	sbx_exec "$N" -- dd if=/dev/zero of=fill bs=1M count=64
 	assert_equal "$(r .exit.reason)" disk
 	sbx_exec "$N" -- rm fill

@@ -7,6 +7,17 @@
 SANDBOX_ROOT=/run/moat-sandbox
 SANDBOX_ARGS=() # options every sandbox_run of a file adds (the microVM file's isolation)
 
+# A fork bomb that reaches a --pids of 32 and is gone when its command ends, for a session's
+# next command: each process forks two and exits, 12 generations at most (an unbounded one
+# may churn at the limit for ever), and the command's shell then waits, forking nothing (a
+# refused fork would end it), until its pid namespace holds no more processes than before.
+# The shells' "can't fork" lines go to /dev/null, out of an output limit's way.
+# shellcheck disable=SC2016,SC2034 # expanded by the sandbox's shell; used by the .bats files
+BOUNDED_FORK_BOMB='exec 2>/dev/null; set -- /proc/[0-9]*; n=$#
+bomb() { [ "$1" -lt 12 ] && { bomb $(($1 + 1)) | bomb $(($1 + 1)) & }; }
+bomb 0
+while set -- /proc/[0-9]*; [ $# -gt "$n" ]; do :; done'
+
 # sandbox_run ARGS...: `moat sandbox run --rootfs $ROOTFS_CACHE ARGS...`, the result in
 # $TEST_DIR/result.json (and $RESULT), the exit status in $status, stderr in $stderr.
 sandbox_run() {

@@ -330,6 +330,16 @@ static int64_t delta_us(uint64_t after_ns, uint64_t before_ns)
 	return after_ns >= before_ns ? (int64_t)((after_ns - before_ns) / 1000) : 0;
 }
 
+/* The exec's own fork refused (EAGAIN) while the pids limit refused forks: the sandbox was
+ * full, so the limit, not moat, kept the program from starting. A session's command finds
+ * it so when one before it left a fork bomb running. */
+static bool pids_refused_start(const struct watch *w, const struct counters *after,
+			       const struct report *rep)
+{
+	return rep->r == -EAGAIN && after->have && w->before.have &&
+	       after->pids_hits > w->before.pids_hits;
+}
+
 static void settle_reason(struct watch *w, const struct sb_layer *l, const struct report *rep)
 {
 	struct moat_sandbox_result *r = w->r;
@@ -352,6 +362,14 @@ static void settle_reason(struct watch *w, const struct sb_layer *l, const struc
 		r->reason = w->timed_out      ? MOAT_SANDBOX_TIMEOUT
 			    : w->lifetime_hit ? MOAT_SANDBOX_LIFETIME
 					      : MOAT_SANDBOX_OUTPUT_LIMIT_HIT;
+		return;
+	}
+	if (rep->r < 0 && pids_refused_start(w, &after, rep)) {
+		r->reason = MOAT_SANDBOX_PIDS_LIMIT;
+		r->message = xasprintf("the program could not start: the sandbox's processes, "
+				       "those earlier commands left running among them, fill "
+				       "its pids limit (%s)",
+				       rep->msg);
 		return;
 	}
 	if (rep->r < 0) {

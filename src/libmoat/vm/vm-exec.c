@@ -78,8 +78,8 @@ static int converse(const struct moat_exec_opts *o, int dirfd, const char *membe
 		close(slave);
 	if (rc < 0 || moat_vm_reply_read(conn, &r, err) < 0)
 		return moat_error_prefix(err, "exec");
-	if (r.type == MOAT_VM_REPLY_ERROR)
-		return moat_error_msg(err, EINVAL, "exec: %s", r.message);
+	if (r.type == MOAT_VM_REPLY_ERROR) /* with the guest's errno when it sent one */
+		return moat_error_msg(err, r.value > 0 ? r.value : EINVAL, "exec: %s", r.message);
 	if (r.type != MOAT_VM_REPLY_STARTED)
 		return moat_error_msg(err, EPROTO, "exec: unexpected reply from the supervisor");
 	if (ready_fd >= 0) { /* detached: our parent may go */
