@@ -145,8 +145,15 @@ static int set_limits(int dir, const struct moat_proto_resources *r, moat_error 
 
 int agent_ctr_update(struct ctr *c, const struct moat_proto_resources *r, moat_error *err)
 {
+	char v[32];
+	int n = r->has_memory_limit
+			? snprintf(v, sizeof(v), "%llu", (unsigned long long)r->memory_limit)
+			: snprintf(v, sizeof(v), "max");
+
 	if (r->has_pids_limit ? set_pids_max(c->cgroup_fd, r->pids_limit, err) < 0
 			      : write_file_at(c->cgroup_fd, "pids.max", "max", 3, err) < 0)
+		return moat_error_ret(err);
+	if (write_file_at(c->cgroup_fd, "memory.max", v, (size_t)n, err) < 0)
 		return moat_error_ret(err);
 	return set_cpu_max(c->cgroup_fd, r, err);
 }

@@ -227,7 +227,7 @@ void agent_ctrs_collect(struct agent *a);
 int agent_ctr_kill(struct ctr *c);
 /* FREEZE: freeze or thaw every process of c, and wait until the kernel says so. */
 int agent_ctr_freeze(struct ctr *c, bool frozen, moat_error *err);
-/* UPDATE: c's pids.max and cpu.max become r's (absent: no limit). */
+/* UPDATE: c's pids.max, memory.max and cpu.max become r's (absent: no limit). */
 int agent_ctr_update(struct ctr *c, const struct moat_proto_resources *r, moat_error *err);
 /* What c's cgroup has counted, for USAGE (proto.h): OOM kills, forks refused at pids.max, its
  * peaks and CPU time. */

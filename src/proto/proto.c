@@ -432,17 +432,6 @@ static int check_exited(const void *obj, const char *path, moat_error *err)
 	return 0;
 }
 
-/* The guest's memory is fixed at boot: an UPDATE cannot change it. */
-static int check_update(const void *obj, const char *path, moat_error *err)
-{
-	const struct moat_msg *m = obj;
-
-	(void)path;
-	if (m->u.update.resources.has_memory_limit)
-		return fail(err, "resources.memory_limit", "cannot change once the guest runs");
-	return 0;
-}
-
 /* Messages are objects over struct moat_msg (the offsets above include the
  * union), so the generic code needs no per-type glue. */
 /* clang-format off */
@@ -450,7 +439,7 @@ static const struct object start_object = { sizeof(struct moat_msg), FIELDS(star
 static const struct object container_object = { sizeof(struct moat_msg), FIELDS(container_fields), NULL };
 static const struct object exec_object = { sizeof(struct moat_msg), FIELDS(exec_fields), NULL };
 static const struct object freeze_object = { sizeof(struct moat_msg), FIELDS(freeze_fields), NULL };
-static const struct object update_object = { sizeof(struct moat_msg), FIELDS(update_fields), check_update };
+static const struct object update_object = { sizeof(struct moat_msg), FIELDS(update_fields), NULL };
 static const struct object usage_object = { sizeof(struct moat_msg), FIELDS(usage_fields), NULL };
 static const struct object stdin_object = { sizeof(struct moat_msg), FIELDS(stdin_fields), NULL };
 static const struct object signal_object = { sizeof(struct moat_msg), FIELDS(signal_fields), NULL };

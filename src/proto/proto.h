@@ -98,10 +98,11 @@
  *   FREEZE   (0x08, id = a container's first process)  stop or resume every process of
  *            that container (START's or a CONTAINER's), as cgroup.freeze does.
  *              1 frozen         bool: freeze (1) or thaw (0)
- *   UPDATE   (0x09, id = START's workload)  new limits for the workload's container: what
- *            `moat update` changed. Its cgroup's pids.max and cpu.max become these; an
- *            absent pids_limit or cpu_quota means no limit, as in START. memory_limit is
- *            refused: the guest's memory is fixed when it boots.
+ *   UPDATE   (0x09, id = a container's first process)  new limits for that container (START's
+ *            or a CONTAINER's): what `moat update` changed. Its cgroup's pids.max,
+ *            memory.max and cpu.max become these; an absent one means no limit, as in START.
+ *            (The host sends memory_limit for a pod's member only: the workload's memory is
+ *            the guest's, fixed when it boots.)
  *              1 resources      object, required (see RESOURCES)
  *   STATS    (0x0a, id = a container's first process)  what that container's cgroup in the
  *            guest has counted: answered by USAGE. No fields.
@@ -136,7 +137,7 @@
  *   FROZEN   (0x87, id = a container's first process)  the answer to FREEZE: whether
  *            every process of the container is stopped now.
  *              1 frozen         bool: as FREEZE asked, or the other when it failed
- *   UPDATED  (0x88, id = START's workload)  the answer to UPDATE: the limits hold. No fields.
+ *   UPDATED  (0x88, id = as UPDATE)  the answer to UPDATE: the limits hold. No fields.
  *            When they could not be set, an ERROR with the same id answers instead.
  *   USAGE    (0x89, id = as STATS)  the answer to STATS, read from the container's cgroup in
  *            the guest; an ERROR with the same id answers instead when it could not be. Each

@@ -191,7 +191,9 @@ pod_mounts() {
 	retry bash -c "(( \$(cat '$MEMBER_BUNDLE/rootfs/count') > $b ))"
 }
 
-@test "microvm pod: the member's memory limit is its cgroup's in the guest; a hog is OOM-killed there, and the pod lives on" {
+# member-update-reaches-guest: `moat update` of a member changed only its host cgroup, which
+# holds its init alone; its processes in the pod's guest kept the limits they started with.
+@test "microvm pod: the member's memory limit is its cgroup's in the guest; a hog is OOM-killed there, the pod lives on; member-update-reaches-guest: update changes it there" {
 	start_sandbox
 	member_cfg 'exec sleep 2147483647' '.linux.resources.memory.limit = 33554432
 		| .mounts += [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup",
@@ -206,6 +208,13 @@ pod_mounts() {
 	assert_output --regexp '^oom_kill [1-9]'
 	assert_equal "$(status_of "$MEMBER")" running
 	moat exec "$CID" true
+	moat update --memory 64m --pids-limit 40 --cpu-quota 50000 --cpu-period 100000 "$MEMBER"
+	run moat exec "$MEMBER" cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max /sys/fs/cgroup/cpu.max
+	assert_success
+	assert_output "$(printf '%s\n' 67108864 40 '50000 100000')"
+	moat update --memory -1 --pids-limit -1 --cpu-quota -1 "$MEMBER"
+	run moat exec "$MEMBER" cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max /sys/fs/cgroup/cpu.max
+	assert_output "$(printf '%s\n' max max 'max 100000')"
 }
 
 @test "microvm pod: delete takes the member's root out of the VM; the sandbox runs on and the same id runs again" {

@@ -497,7 +497,7 @@ ready"
 	run moat_create
 	assert_success
 	run_moat update --pids-limit 40 "$CID"
-	assert_moat_error "update: microVM container '$CID' is created: the pids limit and the CPU quota its guest holds change only while it runs"
+	assert_moat_error "update: microVM container '$CID' is created: the limits its guest holds \(pids, CPU quota, a pod member's memory\) change only while it runs"
 	# the host's limit has room for the VMM's 160 tasks beside the workload's (vm-jail.h)
 	assert_equal "$(cat "/sys/fs/cgroup/pids/moat/$CID/pids.max")" $((16 + 160))
 	moat start "$CID"

@@ -551,21 +551,28 @@ static void test_round_trip_pod_messages(void **state)
 	round_trip(MOAT_PEER_GUEST, &in, &out);
 	assert_true(out.u.freeze.frozen);
 
-	/* UPDATE: the limits; no limit is an empty RESOURCES; UPDATED answers */
+	/* UPDATE: the limits (a pod member's memory among them); no limit is an empty
+	 * RESOURCES; UPDATED answers */
 	in = (struct moat_msg){ .type = MOAT_MSG_UPDATE, .id = 1 };
 	in.u.update.resources.has_pids_limit = true;
 	in.u.update.resources.pids_limit = 32;
 	in.u.update.resources.has_cpu_quota = in.u.update.resources.has_cpu_period = true;
 	in.u.update.resources.cpu_quota = 50000;
 	in.u.update.resources.cpu_period = 100000;
+	in.u.update.resources.has_memory_limit = true;
+	in.u.update.resources.memory_limit = 64ULL << 20;
 	round_trip(MOAT_PEER_HOST, &in, &out);
 	assert_true(out.u.update.resources.has_pids_limit);
 	assert_int_equal(out.u.update.resources.pids_limit, 32);
 	assert_int_equal(out.u.update.resources.cpu_quota, 50000);
 	assert_int_equal(out.u.update.resources.cpu_period, 100000);
+	assert_true(out.u.update.resources.has_memory_limit);
+	assert_int_equal(out.u.update.resources.memory_limit, 64ULL << 20);
 	in.u.update.resources = (struct moat_proto_resources){ 0 };
 	round_trip(MOAT_PEER_HOST, &in, &out);
-	assert_false(out.u.update.resources.has_pids_limit || out.u.update.resources.has_cpu_quota);
+	assert_false(out.u.update.resources.has_pids_limit ||
+		     out.u.update.resources.has_cpu_quota ||
+		     out.u.update.resources.has_memory_limit);
 	in = (struct moat_msg){ .type = MOAT_MSG_UPDATED, .id = 1 };
 	round_trip(MOAT_PEER_GUEST, &in, &out);
 	assert_int_equal(out.type, MOAT_MSG_UPDATED);
@@ -618,11 +625,11 @@ static void test_round_trip_pod_messages(void **state)
 		struct moat_buf r = { 0 };
 
 		b.len = p.len = 0;
-		tlv_int(&r, 4, 1 << 30, 8); /* memory_limit */
+		tlv_int(&r, 4, 10, 8); /* memory_limit */
 		tlv_buf(&p, 1, &r);
 		frame(&b, MOAT_MSG_UPDATE, 1, &p);
 		expect_reject(MOAT_PEER_HOST, &b,
-			      "UPDATE: resources.memory_limit: cannot change once the guest runs");
+			      "UPDATE: resources.memory_limit: value 10 out of range 1048576..");
 		b.len = r.len = 0;
 		frame(&b, MOAT_MSG_UPDATE, 1, NULL);
 		expect_reject(MOAT_PEER_GUEST, &b, "is not one the guest sends");

@@ -13,6 +13,7 @@
 #include "utils.h"
 #include "vm-guest-spec.h"
 #include "vm-jail.h"
+#include "vm-pod.h"
 #include "vm-select.h"
 #include "vm-socket.h"
 
@@ -188,13 +189,14 @@ int moat_container_guest_usage(const char *root, const char *id, struct moat_msg
 /* A microVM's QEMU is charged to the cgroup beside the guest's memory: a memory limit below
  * both is refused (vm-select.h). The guest's memory is what create recorded in the state, so
  * an update after the saved config or the policy changed still knows it; a state written
- * before moat recorded it gets what create would compute from the saved config. */
+ * before moat recorded it gets what create would compute from the saved config. A pod
+ * member's host cgroup holds its init alone: its memory limit is its cgroup's in the guest. */
 static int hold_to_vm(const struct moat_opened *c, const struct oci_config *saved,
 		      const struct oci_resources *res, moat_error *err)
 {
 	uint32_t guest = c->st->vm_memory_mib;
 
-	if (!is_microvm(c))
+	if (!is_microvm(c) || c->st->vm_pod != NULL)
 		return 0;
 	if (!c->st->vm_memory_mib_present && moat_vm_memory_of(saved, &guest, err) < 0)
 		return moat_error_prefix(err, "update: the saved config");
@@ -255,30 +257,39 @@ static int update_cgroup(const struct moat_opened *c, const char *policy, struct
 }
 
 /* A microVM's guest holds its workload to the pids limit and the CPU quota itself (its own
- * cgroup there, vm-guest-spec.h); the host's cgroup holds QEMU. A pod member's limits in the
- * pod's guest are not updated. */
-static bool guest_holds_limits(const struct moat_opened *c)
-{
-	return is_microvm(c) && c->st->vm_pod == NULL;
-}
-
-static bool touches_guest(const struct oci_resources *res)
+ * cgroup there, vm-guest-spec.h), and a pod member to its memory limit too; the host's
+ * cgroup holds QEMU, or a member's init alone. */
+static bool touches_guest(const struct moat_opened *c, const struct oci_resources *res)
 {
 	const struct oci_cpu *cpu = res->cpu;
 
+	if (!is_microvm(c))
+		return false;
+	if (c->st->vm_pod != NULL && res->memory != NULL && res->memory->limit_present)
+		return true;
 	return res->pids != NULL || (cpu != NULL && (cpu->quota_present || cpu->period_present));
 }
 
-/* The guest's part, once the saved config holds the update: its limits as START would give
- * them now. Only a running guest hears it: a created one gets its limits when it starts
- * from what create built, and a paused one cannot answer. */
-static int update_guest(const struct moat_opened *c, moat_error *err)
+/* The guest's part, once the saved config holds the update: its limits as START (or a
+ * member's CONTAINER) would give them now, sent to the VM that runs it. Only a running
+ * container hears it: a created one gets its limits when it starts from what create built,
+ * and a paused one cannot answer. */
+static int update_guest(const char *root, const struct moat_opened *c, moat_error *err)
 {
 	_cleanup_(oci_config_freep) struct oci_config *saved = NULL;
+	_cleanup_close_ int vm_dirfd = -1;
+	const char *member = NULL;
 	struct moat_proto_resources g;
+	int r = moat_state_read_config(c->dirfd, &saved, err);
 
-	if (moat_state_read_config(c->dirfd, &saved, err) < 0 ||
-	    moat_vm_guest_resources(saved, &g, err) < 0 || moat_vm_update(c->dirfd, &g, err) < 0)
+	if (r == 0)
+		r = c->st->vm_pod != NULL ? moat_vm_pod_resources(saved, &g, err)
+					  : moat_vm_guest_resources(saved, &g, err);
+	if (r == 0)
+		r = moat_pod_vm_dir(root, c->st, c->dirfd, &vm_dirfd, &member, err);
+	if (r == 0)
+		r = moat_vm_update(vm_dirfd, member != NULL ? member : "", &g, err);
+	if (r < 0)
 		return moat_error_prefix(err, "update: the guest of microVM container '%s'",
 					 c->st->id);
 	return 0;
@@ -295,16 +306,17 @@ int moat_container_update(const char *root, const char *id, const char *policy,
 		return moat_error_ret(err);
 	if (c.status == MOAT_STATUS_STOPPED)
 		return moat_error_msg(err, EINVAL, "update: container '%s' is stopped", id);
-	guest = guest_holds_limits(&c) && touches_guest(res);
+	guest = touches_guest(&c, res);
 	if (guest && c.status != MOAT_STATUS_RUNNING)
 		return moat_error_msg(err, EBUSY,
-				      "update: microVM container '%s' is %s: the pids limit and "
-				      "the CPU quota its guest holds change only while it runs",
+				      "update: microVM container '%s' is %s: the limits its guest "
+				      "holds (pids, CPU quota, a pod member's memory) change only "
+				      "while it runs",
 				      id, moat_status_name(c.status));
 	if (update_cgroup(&c, policy, res, err) < 0)
 		return moat_error_ret(err);
 	/* merged into the saved config */
 	if (save_resources(&c, TAKE_PTR(owned), err) < 0)
 		return moat_error_ret(err);
-	return guest ? update_guest(&c, err) : 0;
+	return guest ? update_guest(root, &c, err) : 0;
 }

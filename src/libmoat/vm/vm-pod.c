@@ -69,27 +69,38 @@ static uint32_t own_namespaces(const struct moat_vm_pod *p, const struct oci_con
 	return ns;
 }
 
-int moat_vm_pod_message(const struct moat_vm_pod *p, const struct oci_config *cfg,
-			const struct moat_seccomp *sc, const char *id, struct moat_msg_start *ret,
-			moat_error *err)
+int moat_vm_pod_resources(const struct oci_config *cfg, struct moat_proto_resources *ret,
+			  moat_error *err)
 {
 	const struct oci_resources *r = cfg->linux ? cfg->linux->resources : NULL;
 	const struct oci_memory *mem = r ? r->memory : NULL;
-	struct moat_msg_start m;
 
-	if (mem != NULL && mem->limit_present && mem->limit > 0 &&
-	    mem->limit < MOAT_PROTO_MIN_MEMORY_LIMIT)
+	if (moat_vm_guest_resources(cfg, ret, err) < 0)
+		return moat_error_ret(err);
+	if (mem == NULL || !mem->limit_present || mem->limit <= 0)
+		return 0; /* -1: no limit */
+	if (mem->limit < MOAT_PROTO_MIN_MEMORY_LIMIT)
 		return moat_error_msg(err, EINVAL,
 				      "linux.resources.memory.limit: %lld bytes is below the "
 				      "least a container in a pod's VM takes (%d)",
 				      (long long)mem->limit, MOAT_PROTO_MIN_MEMORY_LIMIT);
-	if (moat_vm_start_build(cfg, sc, &m, err) < 0)
+	ret->has_memory_limit = true;
+	ret->memory_limit = (uint64_t)mem->limit;
+	return 0;
+}
+
+int moat_vm_pod_message(const struct moat_vm_pod *p, const struct oci_config *cfg,
+			const struct moat_seccomp *sc, const char *id, struct moat_msg_start *ret,
+			moat_error *err)
+{
+	struct moat_proto_resources res;
+	struct moat_msg_start m;
+
+	if (moat_vm_pod_resources(cfg, &res, err) < 0 || moat_vm_start_build(cfg, sc, &m, err) < 0)
 		return moat_error_ret(err);
 	m.namespaces = own_namespaces(p, cfg);
-	if (mem != NULL && mem->limit_present && mem->limit > 0) {
-		m.has_resources = m.resources.has_memory_limit = true;
-		m.resources.memory_limit = (uint64_t)mem->limit;
-	}
+	m.resources = res;
+	m.has_resources = res.has_pids_limit || res.has_cpu_quota || res.has_memory_limit;
 	m.name = xstrdup(id);
 	*ret = m;
 	return 0;

@@ -40,9 +40,15 @@ struct moat_vm_pod {
 
 void moat_vm_pod_clear(struct moat_vm_pod *p);
 
+/* A member's limits in the pod's guest: the pids limit and CPU quota any microVM's workload
+ * has there (moat_vm_guest_resources), and its memory limit, which its cgroup in the guest
+ * holds (a VM's own workload has the guest's memory). */
+int moat_vm_pod_resources(const struct oci_config *cfg, struct moat_proto_resources *ret,
+			  moat_error *err);
+
 /* The member's CONTAINER message: the START moat_vm_start_build makes of cfg, with the
- * namespaces the member has of its own (those it does not share with the sandbox), its memory
- * limit, and its name, id. Release it with moat_vm_start_free. */
+ * namespaces the member has of its own (those it does not share with the sandbox), its
+ * limits (moat_vm_pod_resources), and its name, id. Release it with moat_vm_start_free. */
 int moat_vm_pod_message(const struct moat_vm_pod *p, const struct oci_config *cfg,
 			const struct moat_seccomp *sc, const char *id, struct moat_msg_start *ret,
 			moat_error *err);

@@ -522,22 +522,24 @@ static int request_freeze(struct relay *s, struct proc *p, const char *name, boo
 	return 0;
 }
 
-/* UPDATE moves the client's connection to the workload, which answers once the guest holds
- * the new limits; the slot is free again. */
-static int request_update(struct relay *s, struct proc *p, const char *body, size_t len,
-			  moat_error *err)
+/* UPDATE moves the client's connection to the container it is about (a member's, or the
+ * workload's for name ""), which answers once the guest holds the new limits; the slot is
+ * free again. */
+static int request_update(struct relay *s, struct proc *p, const char *name, const char *body,
+			  size_t len, moat_error *err)
 {
-	struct proc *target = &s->procs[0];
+	struct proc *target = name[0] == '\0' ? &s->procs[0] : find_member(s, name);
 	struct moat_msg m;
 	size_t used;
 	int r = moat_proto_decode(MOAT_PEER_HOST, (const uint8_t *)body, len, &used, &m, err);
 
 	if (r == 0 || (r > 0 && (used != len || m.type != MOAT_MSG_UPDATE)))
 		r = moat_error_msg(err, EPROTO, "not one UPDATE frame");
-	else if (r > 0 && !target->started)
-		r = moat_error_msg(err, ESRCH, "the workload is not running in the guest");
+	else if (r > 0 && (target == NULL || !target->started))
+		r = moat_error_msg(err, ESRCH, "no running container %s in the guest",
+				   name[0] == '\0' ? "of the workload" : name);
 	else if (r > 0 && answer_pending(target))
-		r = moat_error_msg(err, EBUSY, "another request about the workload is under way");
+		r = moat_error_msg(err, EBUSY, "another request about that container is under way");
 	if (r > 0) {
 		m.id = target->id;
 		r = send_msg(s, &m);
@@ -602,7 +604,7 @@ static void read_request(struct relay *s, struct proc *p)
 	else if (s->exited)
 		r = moat_error_msg(&err, ESRCH, "the guest is not running");
 	else if (h.kind == MOAT_VM_REQ_UPDATE)
-		r = request_update(s, p, body, h.body_len, &err);
+		r = request_update(s, p, name, body, h.body_len, &err);
 	else if (h.kind == MOAT_VM_REQ_STATS)
 		r = request_stats(s, p, name, &err);
 	else if (h.kind == MOAT_VM_REQ_CONTAINER)

@@ -180,7 +180,8 @@ int moat_vm_freeze(int state_dirfd, const char *member, bool frozen, moat_error 
 	return request_done(state_dirfd, MOAT_VM_REQ_FREEZE, member, NULL, 0, frozen, err);
 }
 
-int moat_vm_update(int state_dirfd, const struct moat_proto_resources *res, moat_error *err)
+int moat_vm_update(int state_dirfd, const char *member, const struct moat_proto_resources *res,
+		   moat_error *err)
 {
 	struct moat_msg m = { .type = MOAT_MSG_UPDATE, .id = MOAT_VM_WORKLOAD_ID };
 	struct moat_buf frame = { 0 };
@@ -189,7 +190,7 @@ int moat_vm_update(int state_dirfd, const struct moat_proto_resources *res, moat
 	m.u.update.resources = *res;
 	r = moat_proto_encode(MOAT_PEER_HOST, &m, &frame, err);
 	if (r == 0)
-		r = request_done(state_dirfd, MOAT_VM_REQ_UPDATE, "", frame.data, frame.len, 0,
+		r = request_done(state_dirfd, MOAT_VM_REQ_UPDATE, member, frame.data, frame.len, 0,
 				 err);
 	moat_buf_free(&frame);
 	return r;

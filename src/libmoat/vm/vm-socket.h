@@ -112,9 +112,11 @@ int moat_vm_reply_wait(int conn, const sigset_t *forward, struct moat_vm_reply *
 /* FREEZE: the pod member's processes in the guest of the microVM whose state directory is
  * dirfd frozen or thawed, once the guest says it is done. */
 int moat_vm_freeze(int state_dirfd, const char *member, bool frozen, moat_error *err);
-/* UPDATE: the workload's container in the guest of the microVM whose state directory is dirfd
- * held to r (absent: no limit), once the guest says it is done. */
-int moat_vm_update(int state_dirfd, const struct moat_proto_resources *r, moat_error *err);
+/* UPDATE: the container in the guest of the microVM whose state directory is dirfd, the pod
+ * member's (member) or the VM's own (member ""), held to r (absent: no limit), once the guest
+ * says it is done. */
+int moat_vm_update(int state_dirfd, const char *member, const struct moat_proto_resources *r,
+		   moat_error *err);
 /* STATS: what the cgroup of the container in the guest of the microVM whose state directory is
  * dirfd has counted: the pod member's (member), or the VM's own (member ""). */
 int moat_vm_stats(int state_dirfd, const char *member, struct moat_msg_usage *ret, moat_error *err);
