@@ -530,6 +530,15 @@ remove_pods() {
 	# each has its own rootfs: the page is the web container's only
 	run cri exec-sync "$client" -- cat /www/index.html
 	assert_failure
+	# member-update-reaches-guest: UpdateContainerResources, the kubelet's in-place resize,
+	# reaches the container's cgroup in the guest (where /proc/self/cgroup places it)
+	echo '{"memory_limit_in_bytes": "67108864", "cpu_quota": "50000", "cpu_period": "100000"}' \
+		>"$NODE/resources.json"
+	cri update "$web" "$NODE/resources.json"
+	run cri exec-sync "$web" -- sh -c 'd=/sys/fs/cgroup$(sed -n "s/^0:://p" /proc/self/cgroup)
+		cat "$d/memory.max" "$d/cpu.max"'
+	assert_success
+	assert_output "$(printf '%s\n' 67108864 '50000 100000')"
 	check_pod_of_two "$VM_POD" v "$web" "$client"
 	# the sandbox's guest still answers on the bridge
 	retry guest_answers

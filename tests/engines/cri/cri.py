@@ -28,6 +28,8 @@ Usage: cri.py --sock SOCKET COMMAND ARGS...
     exec-sync ID [--timeout S] -- CMD...
                                     the command's stdout and stderr on ours,
                                     its exit code as ours
+    update ID RESOURCES.json        UpdateContainerResources; RESOURCES.json
+                                    is a LinuxContainerResources
 
 The JSON is protobuf's JSON mapping with the specification's field names
 (`log_directory`, not `logDirectory`); enums are their names, 64-bit
@@ -181,6 +183,14 @@ MESSAGES = {
     "ContainerStatusResponse": [("status", 1, "ContainerStatus"), ("info", 2, "map")],
     "ExecSyncRequest": [("container_id", 1, "string"), ("cmd", 2, "repeated string"), ("timeout", 3, "int64")],
     "ExecSyncResponse": [("stdout", 1, "bytes"), ("stderr", 2, "bytes"), ("exit_code", 3, "int32")],
+    "LinuxContainerResources": [
+        ("cpu_period", 1, "int64"),
+        ("cpu_quota", 2, "int64"),
+        ("cpu_shares", 3, "int64"),
+        ("memory_limit_in_bytes", 4, "int64"),
+    ],
+    "UpdateContainerResourcesRequest": [("container_id", 1, "string"), ("linux", 2, "LinuxContainerResources")],
+    "UpdateContainerResourcesResponse": [],
     "ImageStatusRequest": [("image", 1, "ImageSpec"), ("verbose", 2, "bool")],
     "Image": [("id", 1, "string"), ("repo_tags", 2, "repeated string"), ("repo_digests", 3, "repeated string")],
     "ImageStatusResponse": [("image", 1, "Image"), ("info", 2, "map")],
@@ -203,6 +213,7 @@ SERVICES = {
         "ListContainers",
         "ContainerStatus",
         "ExecSync",
+        "UpdateContainerResources",
     ],
     "ImageService": ["ImageStatus"],
 }
@@ -362,6 +373,9 @@ COMMANDS = {
     "status": lambda c, a: to_json(c.call("ContainerStatus", container_id=a.id, verbose=a.verbose)),
     "list": cmd_list,
     "exec-sync": cmd_exec_sync,
+    "update": lambda c, a: _quiet(
+        c.call("UpdateContainerResources", container_id=a.id, linux=read_json(a.resources))
+    ),
 }
 
 
@@ -392,6 +406,9 @@ def parse_args(argv):
     p = sub.add_parser("list")
     p.add_argument("--pod")
     p.add_argument("--state", choices=["created", "running", "exited", "unknown"])
+    p = sub.add_parser("update")
+    p.add_argument("id")
+    p.add_argument("resources")
     p = sub.add_parser("exec-sync")
     p.add_argument("id")
     p.add_argument("--timeout", type=int, default=30)
