@@ -128,32 +128,32 @@ static int set_cpu_max(int dir, const struct moat_proto_resources *r, moat_error
 	return write_file_at(dir, "cpu.max", v, (size_t)n, err);
 }
 
-static int set_limits(int dir, const struct moat_proto_resources *r, moat_error *err)
-{
-	char v[64];
-	int n;
-
-	if (r->has_pids_limit && set_pids_max(dir, r->pids_limit, err) < 0)
-		return moat_error_ret(err);
-	if (r->has_memory_limit) {
-		n = snprintf(v, sizeof(v), "%llu", (unsigned long long)r->memory_limit);
-		if (write_file_at(dir, "memory.max", v, (size_t)n, err) < 0)
-			return moat_error_ret(err);
-	}
-	return r->has_cpu_quota ? set_cpu_max(dir, r, err) : 0;
-}
-
-int agent_ctr_update(struct ctr *c, const struct moat_proto_resources *r, moat_error *err)
+/* memory.max: r's limit, or none. */
+static int set_memory_max(int dir, const struct moat_proto_resources *r, moat_error *err)
 {
 	char v[32];
 	int n = r->has_memory_limit
 			? snprintf(v, sizeof(v), "%llu", (unsigned long long)r->memory_limit)
 			: snprintf(v, sizeof(v), "max");
 
+	return write_file_at(dir, "memory.max", v, (size_t)n, err);
+}
+
+static int set_limits(int dir, const struct moat_proto_resources *r, moat_error *err)
+{
+	if (r->has_pids_limit && set_pids_max(dir, r->pids_limit, err) < 0)
+		return moat_error_ret(err);
+	if (r->has_memory_limit && set_memory_max(dir, r, err) < 0)
+		return moat_error_ret(err);
+	return r->has_cpu_quota ? set_cpu_max(dir, r, err) : 0;
+}
+
+int agent_ctr_update(struct ctr *c, const struct moat_proto_resources *r, moat_error *err)
+{
 	if (r->has_pids_limit ? set_pids_max(c->cgroup_fd, r->pids_limit, err) < 0
 			      : write_file_at(c->cgroup_fd, "pids.max", "max", 3, err) < 0)
 		return moat_error_ret(err);
-	if (write_file_at(c->cgroup_fd, "memory.max", v, (size_t)n, err) < 0)
+	if (set_memory_max(c->cgroup_fd, r, err) < 0)
 		return moat_error_ret(err);
 	return set_cpu_max(c->cgroup_fd, r, err);
 }
